@@ -1,0 +1,25 @@
+"""sieve-lite: offline Search, Inspect, Fetch over one-file SQLite collections."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import (  # noqa: E402
+    BuildError,
+    CollectionError,
+    DocumentError,
+    QueryError,
+    SectionError,
+    SieveError,
+)
+
+
+def open(path):  # noqa: A001 - the public API is sieve_lite.open(path), like sqlite3.connect
+    """Open a collection file read-only; returns a ``sieve_lite.collection.Collection``."""
+    from .collection import Collection
+
+    return Collection(path)
+
+
+__all__ = ["BuildError", "CollectionError", "DocumentError", "QueryError", "SectionError",
+           "SieveError", "__version__", "open"]

@@ -1,0 +1,71 @@
+"""m001: the first schema of a collection file.
+
+Rowid layout: every field-value row (title, section, infobox entry, author) has the rowid
+``doc_rowid << 20 | position`` so that ``rowid >> 20`` is the document's rowid without a join.
+This is what lets document-level AND/OR/NOT run as set operations directly over FTS5 results.
+The FTS5 tables are contentless (``content=''``): the text lives once, in the base tables, and
+the FTS tables index its *normalised* form (``sieve_lite.words.index_text``), so positions are
+BQL words and the ``unicode61`` tokenizer only splits on the spaces we put there.
+"""
+
+SQL = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE documents (
+    rowid    INTEGER PRIMARY KEY,          -- 1..N, dense
+    id       TEXT NOT NULL UNIQUE,         -- the DOCUMENTS.md id
+    title    TEXT NOT NULL,
+    date     TEXT,                         -- as given: YYYY, YYYY-MM or YYYY-MM-DD
+    date_lo  INTEGER,                      -- first day of the date's span, YYYYMMDD
+    date_hi  INTEGER,                      -- last day of the date's span, YYYYMMDD
+    url      TEXT,
+    meta     TEXT,                         -- JSON object or NULL
+    n_words  INTEGER NOT NULL              -- BQL words in title + section texts (BM25 length)
+);
+CREATE INDEX documents_date ON documents(date_lo, date_hi) WHERE date_lo IS NOT NULL;
+
+CREATE TABLE sections (
+    rowid    INTEGER PRIMARY KEY,          -- doc_rowid << 20 | pos
+    doc      INTEGER NOT NULL,
+    pos      INTEGER NOT NULL,             -- 0-based order in the document
+    heading  TEXT NOT NULL,                -- '(intro)' for text before the first heading
+    text     TEXT NOT NULL
+);
+
+CREATE TABLE infobox (
+    rowid    INTEGER PRIMARY KEY,          -- doc_rowid << 20 | pos
+    doc      INTEGER NOT NULL,
+    pos      INTEGER NOT NULL,
+    key      TEXT NOT NULL,
+    value    TEXT NOT NULL
+);
+
+CREATE TABLE authors (
+    rowid    INTEGER PRIMARY KEY,          -- doc_rowid << 20 | pos
+    doc      INTEGER NOT NULL,
+    pos      INTEGER NOT NULL,
+    name     TEXT NOT NULL
+);
+
+-- One FTS5 table per searchable field; one row per field value.
+CREATE VIRTUAL TABLE fts_title   USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts_section USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts_body    USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts_infobox USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts_author  USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
+
+-- Term statistics for document-level BM25 (title + body): fts5vocab over the two FTS tables.
+CREATE VIRTUAL TABLE vocab_title_instance USING fts5vocab('fts_title', 'instance');
+CREATE VIRTUAL TABLE vocab_body_instance  USING fts5vocab('fts_body', 'instance');
+CREATE VIRTUAL TABLE vocab_title_row      USING fts5vocab('fts_title', 'row');
+CREATE VIRTUAL TABLE vocab_body_row       USING fts5vocab('fts_body', 'row');
+"""
+
+# The vec0 table needs the embedding dimension, known only at build time (see store.schema).
+VEC_SQL = (
+    "CREATE VIRTUAL TABLE doc_vectors USING vec0("
+    "embedding float[{dim}] distance_metric=cosine)"
+)

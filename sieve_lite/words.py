@@ -1,0 +1,62 @@
+"""The word rule of BQL.md section 2, shared by indexing, matching, snippets and attribution.
+
+Text is put in NFKD form, combining marks are dropped, case is folded with ``str.casefold``;
+a word is then a maximal run of Unicode letters and digits. We normalise in Python rather than
+trusting FTS5's ``unicode61`` alone because unicode61 does no compatibility decomposition
+(``ﬁ``) and no full case folding (``ß`` -> ``ss``); the FTS tables therefore index the
+*normalised* text, words joined by single spaces, so FTS5 positions are exactly our word indices.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# [^\W_] = a character that is alphanumeric in Python's sense (letters L*, digits/numbers N*).
+_WORD = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """NFKD, drop combining marks, casefold. Word boundaries are not touched."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    if decomposed.isascii():
+        return decomposed.casefold()
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` under the BQL word rule, in order."""
+    return _WORD.findall(fold(text))
+
+
+def index_text(text: str) -> str:
+    """What the FTS tables store for ``text``: its words joined by single spaces."""
+    return " ".join(words(text))
+
+
+@lru_cache(maxsize=4096)
+def term_words(term: str) -> tuple[str, ...]:
+    """Words of a query term (cached: queries repeat terms)."""
+    return tuple(words(term))
+
+
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """Words of ``text`` with their character spans in the *original* text.
+
+    Used by snippets and attribution, which must show original text while matching folded words.
+    Folding can change length (``ß`` -> ``ss``, ``ﬁ`` -> ``fi``), so we fold per character run.
+    """
+    out: list[tuple[int, int, str]] = []
+    # A run of characters that are alphanumeric, or combining marks following them, in the original.
+    for m in re.finditer(r"(?:[^\W_]|[\u0300-\u036f])+|[^\s]", text):
+        chunk = m.group(0)
+        ws = words(chunk)
+        if not ws:
+            continue
+        if len(ws) == 1:
+            out.append((m.start(), m.end(), ws[0]))
+        else:  # rare: a compatibility character that decomposes into a separator
+            for w in ws:
+                out.append((m.start(), m.end(), w))
+    return out
