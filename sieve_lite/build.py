@@ -19,6 +19,7 @@ from pathlib import Path
 from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
+from .store.packing import pack
 from .words import index_text
 
 SHIFT = 20  # rowid = doc_rowid << SHIFT | position (see store/migrations/m001_initial.py)
@@ -210,7 +211,7 @@ def _insert(conn, rowid: int, doc: Document, stats: dict[str, int]) -> None:
     head_rows = []
     for pos, s in enumerate(doc.sections):
         r = base | pos
-        sec_rows.append((r, rowid, pos, s.heading, s.text))
+        sec_rows.append((r, rowid, pos, s.heading, pack(s.text)))
         body = index_text(s.text)
         if body:
             body_rows.append((r, body))

@@ -88,7 +88,7 @@ class Collection:
         rowid, did, title, date, url, meta = row
         out: dict[str, Any] = {"id": did, "title": title, "sections": [
             {"heading": h, "text": t} for h, t in self.conn.execute(
-                "SELECT heading, text FROM sections WHERE doc = ? ORDER BY pos", (rowid,))]}
+                "SELECT heading, unpack(text) FROM sections WHERE doc = ? ORDER BY pos", (rowid,))]}
         ib = [[k, v] for k, v in self.conn.execute(
             "SELECT key, value FROM infobox WHERE doc = ? ORDER BY pos", (rowid,))]
         if ib:

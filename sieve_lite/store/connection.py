@@ -21,6 +21,7 @@ from pathlib import Path
 import apsw
 
 from ..errors import CollectionError, EnvironmentProblem
+from .packing import unpack
 
 MIN_SQLITE = (3, 45, 0)
 
@@ -76,6 +77,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = True, create: bool
     try:
         conn = apsw.Connection(str(p), flags=flags)
         conn.setbusytimeout(5000)
+        conn.create_scalar_function("unpack", unpack, 1, deterministic=True)
         check_runtime(conn, need_vec)
         # Touch the schema: a non-database file fails here, not later in a query.
         conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()

@@ -32,7 +32,7 @@ CREATE TABLE sections (
     doc      INTEGER NOT NULL,
     pos      INTEGER NOT NULL,             -- 0-based order in the document
     heading  TEXT NOT NULL,                -- '(intro)' for text before the first heading
-    text     TEXT NOT NULL
+    text     NOT NULL                      -- TEXT, or zlib BLOB (store/packing.py); SQL: unpack(text)
 );
 
 CREATE TABLE infobox (
