@@ -106,8 +106,8 @@ class Not:
     span: Span
 
 
-Node = Union[Term, Near, DateRange, And, Or, Not]
-Atom = Union[Term, Near, DateRange]
+Node = Union[Term, Near, DateRange, And, Or, Not]  # noqa: UP007
+Atom = Union[Term, Near, DateRange]  # noqa: UP007
 
 
 def positive_atoms(node: Node) -> list[Term | Near]:

@@ -4,8 +4,13 @@ Rowid layout: every field-value row (title, section, infobox entry, author) has 
 ``doc_rowid << 20 | position`` so that ``rowid >> 20`` is the document's rowid without a join.
 This is what lets document-level AND/OR/NOT run as set operations directly over FTS5 results.
 The FTS5 tables are contentless (``content=''``): the text lives once, in the base tables, and
-the FTS tables index its *normalised* form (``sieve_lite.words.index_text``), so positions are
-BQL words and the ``unicode61`` tokenizer only splits on the spaces we put there.
+the FTS tables index its *normalised* form (``sieve_lite.words.index_text``: BQL words joined by
+single spaces), so positions are BQL words. The tokenizer is FTS5's ``ascii``, which treats every
+non-ASCII character as part of a token and so splits exactly on the spaces we put there; the
+word rule itself (NFKD, marks dropped, casefold, letters and digits) is applied once, in Python,
+for indexing and querying alike. ``unicode61`` would be close but not exact: its Unicode tables
+are older than Python's and treat some letters (New Tai Lue vowel signs, Vedic signs) as
+separators, which would split BQL words.
 """
 
 SQL = """
@@ -51,11 +56,11 @@ CREATE TABLE authors (
 );
 
 -- One FTS5 table per searchable field; one row per field value.
-CREATE VIRTUAL TABLE fts_title   USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE fts_section USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE fts_body    USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE fts_infobox USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE fts_author  USING fts5(v, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts_title   USING fts5(v, content='', tokenize='ascii');
+CREATE VIRTUAL TABLE fts_section USING fts5(v, content='', tokenize='ascii');
+CREATE VIRTUAL TABLE fts_body    USING fts5(v, content='', tokenize='ascii');
+CREATE VIRTUAL TABLE fts_infobox USING fts5(v, content='', tokenize='ascii');
+CREATE VIRTUAL TABLE fts_author  USING fts5(v, content='', tokenize='ascii');
 
 -- Term statistics for document-level BM25 (title + body): fts5vocab over the two FTS tables.
 CREATE VIRTUAL TABLE vocab_title_instance USING fts5vocab('fts_title', 'instance');

@@ -1,0 +1,330 @@
+"""BQL compiler: AST -> one SQL SELECT over the collection's FTS5 tables (BQL.md sections 3-6).
+
+The SQL is built as sqlglot expressions (dialect sqlite) and yields one column, ``doc``: the
+distinct rowids of the admitted documents. User text never reaches the SQL: FTS5 match strings
+are assembled here only from validated ``words()`` output, every word double-quoted (``"fort"``,
+``"fort santiago"``, ``"fort sant"*``, ``NEAR("a" "b c", 5)``), and bound as ``?`` parameters;
+table names come from the fixed whitelist ``TABLES``.
+
+Semantics (see docs/bql.md):
+
+* an atom in field f -> ``SELECT rowid >> 20 AS doc FROM fts_f WHERE fts_f MATCH ?`` (one FTS row
+  is one field value, so a phrase or NEAR holds within one value); several fields -> UNION;
+* a date -> ``SELECT rowid AS doc FROM documents WHERE date_lo <= ? AND date_hi >= ?`` (undated
+  documents never match, so ``NOT date[...]`` admits them);
+* document-level AND / OR / NOT -> INTERSECT / UNION / EXCEPT (measured faster than IN
+  subqueries on a 100k-document collection; docs/bql.md has the figures);
+* exact optimisations: atoms ORed in one field become one MATCH with OR; AND/NOT among atoms
+  that all search only the title (one row per document) become one MATCH. AND across sections
+  of a multi-row field is never pushed into one MATCH.
+
+A lone ``Not`` (e.g. a top-level AND clause, for the zero-hit fallback's per-clause counts)
+compiles to "every document that does not match its child".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sqlglot import exp
+
+from .ast import TEXT_FIELDS, And, DateRange, Near, Node, Not, Or, Span, Term, expand_fields
+
+SHIFT = 20  # rowid = doc_rowid << 20 | position (store/migrations/m001_initial.py)
+TABLES: dict[str, str] = {f: f"fts_{f}" for f in TEXT_FIELDS}
+
+# "setops": AND/NOT as INTERSECT/EXCEPT; "in": as doc IN (...) / NOT doc IN (...).
+MODE = "setops"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """``sql`` yields one column ``doc`` (distinct document rowids); ``params`` bind its ``?``."""
+
+    sql: str
+    params: tuple
+
+
+def term_match(term: Term) -> str:
+    """The FTS5 string of one word, prefix or phrase: ``"fort sant"*``."""
+    for w in term.words:  # words() output: letters and digits only, never a quote
+        if not w or '"' in w:
+            raise ValueError(f"not a BQL word: {w!r}")
+    return '"' + " ".join(term.words) + '"' + ("*" if term.prefix else "")
+
+
+def atom_match(atom: Term | Near) -> str:
+    if isinstance(atom, Near):
+        return f"NEAR({' '.join(term_match(t) for t in atom.items)}, {int(atom.distance)})"
+    return term_match(atom)
+
+
+class _Compiler:
+    def __init__(self, fields: Sequence[str], mode: str, optimize: bool) -> None:
+        self.text_fields = tuple(f for f in TEXT_FIELDS if f in fields)
+        self.mode = mode
+        self.optimize = optimize
+        self.params: list = []
+
+    # -- leaves --------------------------------------------------------------------------
+    def param(self, value) -> exp.Placeholder:
+        self.params.append(value)
+        return exp.Placeholder(this=f"p{len(self.params) - 1}")
+
+    def concrete(self, atom: Term | Near) -> tuple[str, ...]:
+        return expand_fields(atom.fields, self.text_fields)
+
+    def fts(self, f: str, match: str) -> exp.Select:
+        table = TABLES[f]
+        doc = exp.BitwiseRightShift(this=_col("rowid"), expression=exp.Literal.number(SHIFT))
+        return _select(_as_doc(doc), _table(table),
+                       exp.Match(this=_col(table), expression=self.param(match)))
+
+    def dates(self, node: DateRange) -> exp.Select:
+        conds: list[exp.Expression] = []
+        if node.hi is not None:
+            conds.append(exp.LTE(this=_col("date_lo"), expression=self.param(int(node.hi))))
+        if node.lo is not None:
+            conds.append(exp.GTE(this=_col("date_hi"), expression=self.param(int(node.lo))))
+        if not conds:
+            conds.append(exp.Not(this=exp.Is(this=_col("date_lo"), expression=exp.Null())))
+        where = conds[0] if len(conds) == 1 else exp.And(this=conds[0], expression=conds[1])
+        return _select(_as_doc(_col("rowid")), _table("documents"), where)
+
+    def every(self) -> exp.Select:
+        return _select(_as_doc(_col("rowid")), _table("documents"))
+
+    # -- row-level expressions -----------------------------------------------------------
+    def row_expr(self, node: Node, f: str) -> tuple[str, bool] | None:
+        """An FTS5 expression E such that "a row of fts_f matches E" is exactly the document-
+        level meaning of ``node``; None when there is none. Returns (E, E is atomic)."""
+        if isinstance(node, (Term, Near)):
+            return (atom_match(node), True) if self.concrete(node) == (f,) else None
+        if not self.optimize:
+            return None
+        if isinstance(node, Or):
+            parts = [self.row_expr(c, f) for c in node.children]
+            if any(p is None for p in parts):
+                return None
+            return " OR ".join(_paren(p) for p in parts), len(parts) == 1  # type: ignore[arg-type]
+        if isinstance(node, And) and f == "title":  # title: one row per document
+            pos, neg = [], []
+            for c in node.children:
+                target, out = (c.child, neg) if isinstance(c, Not) else (c, pos)
+                r = self.row_expr(target, f)
+                if r is None:
+                    return None
+                out.append(r)
+            if not pos:
+                return None
+            expr = " AND ".join(_paren(p) for p in pos)
+            if not neg:
+                return expr, len(pos) == 1 and pos[0][1]
+            left = _paren((expr, len(pos) == 1 and pos[0][1]))
+            right = " OR ".join(_paren(n) for n in neg)
+            return f"{left} NOT {_paren((right, len(neg) == 1 and neg[0][1]))}", False
+        return None
+
+    def single_field(self, node: Node) -> str | None:
+        """The one field every atom of ``node`` searches, if there is exactly one."""
+        seen: set[tuple[str, ...]] = set()
+
+        def walk(n: Node) -> bool:
+            if isinstance(n, (Term, Near)):
+                seen.add(self.concrete(n))
+                return True
+            if isinstance(n, (And, Or)):
+                return all(walk(c) for c in n.children)
+            if isinstance(n, Not):
+                return walk(n.child)
+            return False  # a date
+
+        if not walk(node) or len(seen) != 1:
+            return None
+        (only,) = seen
+        return only[0] if len(only) == 1 else None
+
+    # -- document-level ------------------------------------------------------------------
+    def query(self, node: Node) -> exp.Query:
+        if isinstance(node, (Term, Near)):
+            match = atom_match(node)
+            return _union([self.fts(f, match) for f in self.concrete(node)])
+        if isinstance(node, DateRange):
+            return self.dates(node)
+        if isinstance(node, Or):
+            return self.or_(node.children)
+        if isinstance(node, And):
+            return self.and_(node)
+        if isinstance(node, Not):
+            return self.combine([self.every()], [self.query(node.child)])
+        raise TypeError(f"not a BQL node: {node!r}")
+
+    def or_(self, children: Sequence[Node]) -> exp.Query:
+        buckets: dict[str, list[tuple[str, bool]]] = {f: [] for f in self.text_fields}
+        others: list[Node] = []
+        for c in children:
+            if not self.optimize:
+                others.append(c)
+            elif isinstance(c, (Term, Near)):
+                for f in self.concrete(c):
+                    buckets[f].append((atom_match(c), True))
+            elif (f := self.single_field(c)) and (r := self.row_expr(c, f)) is not None:
+                buckets[f].append(r)
+            else:
+                others.append(c)
+        parts: list[exp.Query] = []
+        for f in self.text_fields:
+            if buckets[f]:
+                if len(buckets[f]) == 1:
+                    parts.append(self.fts(f, buckets[f][0][0]))
+                else:
+                    parts.append(self.fts(f, " OR ".join(_paren(p) for p in buckets[f])))
+        parts.extend(self.query(o) for o in others)
+        return _union(parts)
+
+    def and_(self, node: And) -> exp.Query:
+        whole = self.row_expr(node, "title") if self.optimize else None
+        if whole is not None:
+            return self.fts("title", whole[0])
+        pos = [c for c in node.children if not isinstance(c, Not)]
+        neg = [c.child for c in node.children if isinstance(c, Not)]
+        # Everything that searches only the title can be one MATCH, as long as it holds a
+        # positive atom (a document without a title has no fts_title row).
+        tpos = [c for c in pos if self.row_expr(c, "title") is not None]
+        tneg = [c for c in neg if self.row_expr(c, "title") is not None]
+        pos_q: list[exp.Query] = []
+        if self.optimize and tpos and len(tpos) + len(tneg) > 1:
+            merged = And(tuple(tpos) + tuple(Not(c, _NO_SPAN) for c in tneg))
+            pos_q.append(self.fts("title", self.row_expr(merged, "title")[0]))  # type: ignore[index]
+            pos = [c for c in pos if not any(c is t for t in tpos)]
+            neg = [c for c in neg if not any(c is t for t in tneg)]
+        pos_q.extend(self.query(c) for c in pos)
+        if not pos_q:
+            pos_q.append(self.every())
+        return self.combine(pos_q, [self.query(c) for c in neg])
+
+    def combine(self, pos: list[exp.Query], neg: list[exp.Query]) -> exp.Query:
+        if self.mode == "in":
+            if len(pos) == 1 and not neg:
+                return pos[0]
+            conds: list[exp.Expression] = [
+                exp.In(this=_col("doc"), query=exp.Subquery(this=p)) for p in pos[1:]]
+            conds += [exp.Not(this=exp.In(this=_col("doc"), query=exp.Subquery(this=n)))
+                      for n in neg]
+            where = conds[0]
+            for cond in conds[1:]:
+                where = exp.And(this=where, expression=cond)
+            return _select(_col("doc"), exp.Subquery(this=pos[0]), where, distinct=True)
+        result = pos[0]
+        for p in pos[1:]:
+            result = exp.Intersect(this=result, expression=_simple(p), distinct=True)
+        for n in neg:
+            result = exp.Except(this=result, expression=_simple(n), distinct=True)
+        return result
+
+
+_NO_SPAN = Span(0, 0)  # internal Not nodes built by the optimiser have no source text
+
+
+def _paren(p: tuple[str, bool]) -> str:
+    return p[0] if p[1] else f"({p[0]})"
+
+
+_FROM = "from_" if "from_" in exp.Select.arg_types else "from"  # sqlglot < 26 says "from"
+
+
+def _id(name: str) -> exp.Identifier:
+    return exp.Identifier(this=name, quoted=False)
+
+
+def _col(name: str) -> exp.Column:
+    return exp.Column(this=_id(name))
+
+
+def _as_doc(e: exp.Expression) -> exp.Alias:
+    return exp.Alias(this=e, alias=_id("doc"))
+
+
+def _table(name: str) -> exp.Table:
+    return exp.Table(this=_id(name))
+
+
+def _select(column: exp.Expression, source: exp.Expression, where: exp.Expression | None = None,
+            distinct: bool = False) -> exp.Select:
+    """SELECT column FROM source [WHERE where], built directly (sqlglot's builder helpers copy
+    their arguments, which is quadratic for a 64-atom query)."""
+    args: dict = {"expressions": [column], _FROM: exp.From(this=source)}
+    if where is not None:
+        args["where"] = exp.Where(this=where)
+    if distinct:
+        args["distinct"] = exp.Distinct()
+    return exp.Select(**args)
+
+
+def _simple(q: exp.Query) -> exp.Select:
+    """A right-hand operand of a compound SELECT must be simple in SQLite (no parentheses
+    allowed there, and compound operators are left-associative)."""
+    if isinstance(q, exp.Select):
+        return q
+    return _select(_col("doc"), exp.Subquery(this=q))
+
+
+def _union(parts: list[exp.Query]) -> exp.Query:
+    if not parts:  # a hand-built atom whose fields this collection lacks: nothing matches
+        return _select(_as_doc(_col("rowid")), _table("documents"), exp.false())
+    result = parts[0]
+    for p in parts[1:]:
+        result = exp.Union(this=result, expression=_simple(p), distinct=True)
+    return result
+
+
+_PLACEHOLDER = re.compile(r":p(\d+)\b")
+
+
+def compile_query(node: Node, fields: Sequence[str], *, mode: str | None = None,
+                  optimize: bool = True) -> Compiled:
+    """Compile a parsed query for a collection with BQL ``fields`` (``Collection.fields``).
+
+    Any node compiles, including one top-level AND clause on its own: a lone ``Not`` means
+    "documents that do not match its child" (what the zero-hit fallback counts per clause).
+    ``mode`` ("setops" or "in") and ``optimize=False`` (one MATCH per atom and field, no
+    merging) exist for tests and benchmarks; every combination admits the same documents.
+    """
+    key = (node, tuple(fields), mode or MODE, optimize)
+    try:
+        hash(key)
+    except TypeError:  # a hand-built node holding lists: compile it uncached
+        return _compile.__wrapped__(*key)
+    return _compile(*key)
+
+
+@lru_cache(maxsize=512)
+def _compile(node: Node, fields: tuple[str, ...], mode: str, optimize: bool) -> Compiled:
+    """Cached: ASTs are frozen and hashable, and search compiles the same clauses again for
+    the zero-hit fallback."""
+    c = _Compiler(fields, mode, optimize)
+    q = c.query(node)
+    if isinstance(q, exp.Select) and not q.args.get("distinct"):
+        q.set("distinct", exp.Distinct())
+    sql = q.sql(dialect="sqlite")
+    order: list[int] = []
+
+    def positional(m: re.Match[str]) -> str:
+        order.append(int(m.group(1)))
+        return "?"
+
+    sql = _PLACEHOLDER.sub(positional, sql)
+    if sorted(order) != list(range(len(c.params))):  # pragma: no cover - our own invariant
+        raise AssertionError("placeholder mismatch in compiled BQL")
+    return Compiled(sql, tuple(c.params[i] for i in order))
+
+
+def compile_clauses(node: Node, fields: Sequence[str]) -> list[Compiled]:
+    """One ``Compiled`` per top-level AND clause (a NOT clause counts the documents it admits
+    on its own: those that do not match it)."""
+    from .ast import top_level_and_clauses
+
+    return [compile_query(c, fields) for c in top_level_and_clauses(node)]
