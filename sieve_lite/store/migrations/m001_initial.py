@@ -37,7 +37,7 @@ CREATE TABLE sections (
     doc      INTEGER NOT NULL,
     pos      INTEGER NOT NULL,             -- 0-based order in the document
     heading  TEXT NOT NULL,                -- '(intro)' for text before the first heading
-    text     NOT NULL                      -- TEXT, or zlib BLOB (store/packing.py); SQL: unpack(text)
+    text     NOT NULL                      -- TEXT, or zlib BLOB (packing.py): unpack(text)
 );
 
 CREATE TABLE infobox (
