@@ -217,3 +217,28 @@ def test_big_query_compiles_fast() -> None:
     start = time.perf_counter()
     compile_query(node, FULL)
     assert time.perf_counter() - start < 1.0
+
+
+def test_shape_memo_gives_the_same_sql_and_params_as_a_cold_compile() -> None:
+    """The SQL text is memoised by query shape; a warm compile must equal a cold one."""
+    from sieve_lite.bql import compiler
+
+    fields = ("title", "section", "body", "infobox", "author", "date", "tiab", "all")
+    golden = Path(__file__).parent / "golden" / "parse.jsonl"
+    queries = [json.loads(line)["q"] for line in golden.read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    nodes = []
+    for q in queries:
+        try:
+            nodes.append(parse(q, fields))
+        except sieve_lite.QueryError:
+            continue
+    assert len(nodes) > 50
+    for variant in ("a", "b"):
+        for node in nodes:
+            compiler._compile.cache_clear()
+            warm = compile_query(node, fields)  # the shape may be memoised by an earlier query
+            compiler._compile.cache_clear()
+            compiler._SQL_BY_SHAPE.clear()
+            cold = compile_query(node, fields)
+            assert warm == cold, variant

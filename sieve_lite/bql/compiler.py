@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from sqlglot import exp
 
@@ -97,6 +98,9 @@ class _Compiler:
     def every(self) -> exp.Select:
         return _select(_as_doc(_col("rowid")), _table("documents"))
 
+    def union(self, parts: list[exp.Query]) -> exp.Query:
+        return _union(parts)
+
     # -- row-level expressions -----------------------------------------------------------
     def row_expr(self, node: Node, f: str) -> tuple[str, bool] | None:
         """An FTS5 expression E such that "a row of fts_f matches E" is exactly the document-
@@ -151,7 +155,7 @@ class _Compiler:
     def query(self, node: Node) -> exp.Query:
         if isinstance(node, (Term, Near)):
             match = atom_match(node)
-            return _union([self.fts(f, match) for f in self.concrete(node)])
+            return self.union([self.fts(f, match) for f in self.concrete(node)])
         if isinstance(node, DateRange):
             return self.dates(node)
         if isinstance(node, Or):
@@ -183,7 +187,7 @@ class _Compiler:
                 else:
                     parts.append(self.fts(f, " OR ".join(_paren(p) for p in buckets[f])))
         parts.extend(self.query(o) for o in others)
-        return _union(parts)
+        return self.union(parts)
 
     def and_(self, node: And) -> exp.Query:
         whole = self.row_expr(node, "title") if self.optimize else None
@@ -224,6 +228,29 @@ class _Compiler:
         for n in neg:
             result = exp.Except(this=result, expression=_simple(n), distinct=True)
         return result
+
+
+class _ParamsOnly(_Compiler):
+    """The same traversal, collecting bound parameters without building expressions: used
+    when the SQL text of the query's shape is already known (see ``_compile``)."""
+
+    def fts(self, f: str, match: str) -> Any:
+        self.params.append(match)
+
+    def dates(self, node: DateRange) -> Any:
+        if node.hi is not None:
+            self.params.append(int(node.hi))
+        if node.lo is not None:
+            self.params.append(int(node.lo))
+
+    def every(self) -> Any:
+        return None
+
+    def union(self, parts: list[Any]) -> Any:
+        return None
+
+    def combine(self, pos: list[Any], neg: list[Any]) -> Any:
+        return None
 
 
 _NO_SPAN = Span(0, 0)  # internal Not nodes built by the optimiser have no source text
@@ -305,21 +332,60 @@ def compile_query(node: Node, fields: Sequence[str], *, mode: str | None = None,
 def _compile(node: Node, fields: tuple[str, ...], mode: str, optimize: bool) -> Compiled:
     """Cached: ASTs are frozen and hashable, and search compiles the same clauses again for
     the zero-hit fallback."""
-    c = _Compiler(fields, mode, optimize)
-    q = c.query(node)
-    if isinstance(q, exp.Select) and not q.args.get("distinct"):
-        q.set("distinct", exp.Distinct())
-    sql = q.sql(dialect="sqlite")
-    order: list[int] = []
+    # Building and printing the sqlglot tree is nearly all of the cost, and the SQL text
+    # depends only on the query's shape: words and dates are bound parameters. So the text and
+    # its placeholder order are memoised by shape; a query of a known shape only walks the AST
+    # to collect its parameters in the same traversal order.
+    shape_key: tuple | None = (_shape(node), fields, mode, optimize)
+    try:
+        cached = _SQL_BY_SHAPE.get(shape_key)  # type: ignore[arg-type]
+    except TypeError:  # a hand-built node holding lists: no memo
+        shape_key, cached = None, None
+    if cached is not None:
+        c: _Compiler = _ParamsOnly(fields, mode, optimize)
+        c.query(node)
+    else:
+        c = _Compiler(fields, mode, optimize)
+        q = c.query(node)
+        if isinstance(q, exp.Select) and not q.args.get("distinct"):
+            q.set("distinct", exp.Distinct())
+        order: list[int] = []
 
-    def positional(m: re.Match[str]) -> str:
-        order.append(int(m.group(1)))
-        return "?"
+        def positional(m: re.Match[str]) -> str:
+            order.append(int(m.group(1)))
+            return "?"
 
-    sql = _PLACEHOLDER.sub(positional, sql)
-    if sorted(order) != list(range(len(c.params))):  # pragma: no cover - our own invariant
-        raise AssertionError("placeholder mismatch in compiled BQL")
-    return Compiled(sql, tuple(c.params[i] for i in order))
+        sql = _PLACEHOLDER.sub(positional, q.sql(dialect="sqlite"))
+        if sorted(order) != list(range(len(c.params))):  # pragma: no cover - our invariant
+            raise AssertionError("placeholder mismatch in compiled BQL")
+        cached = (sql, tuple(order))
+        if shape_key is not None:
+            if len(_SQL_BY_SHAPE) > 4096:
+                _SQL_BY_SHAPE.clear()
+            _SQL_BY_SHAPE[shape_key] = cached
+    sql, order_t = cached
+    if len(order_t) != len(c.params):  # pragma: no cover - _shape missed a distinction
+        raise AssertionError("compiled BQL shape cache mismatch")
+    return Compiled(sql, tuple(c.params[i] for i in order_t))
+
+
+_SQL_BY_SHAPE: dict[tuple, tuple[str, tuple[int, ...]]] = {}
+
+
+def _shape(node: Node) -> tuple:
+    """What the compiled SQL text depends on: node kinds, field scopes, phrase/prefix flags and
+    open date bounds. Words, NEAR distances and date values only become bound parameters."""
+    if isinstance(node, Term):
+        return ("T", node.fields)
+    if isinstance(node, Near):
+        return ("N", node.fields)
+    if isinstance(node, DateRange):
+        return ("D", node.lo is None, node.hi is None)
+    if isinstance(node, Not):
+        return ("!", _shape(node.child))
+    if isinstance(node, (And, Or)):
+        return ("&" if isinstance(node, And) else "|", *(_shape(c) for c in node.children))
+    raise TypeError(f"not a BQL node: {node!r}")
 
 
 def compile_clauses(node: Node, fields: Sequence[str]) -> list[Compiled]:
