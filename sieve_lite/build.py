@@ -48,7 +48,7 @@ BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes
 POOL_AFTER_CHARS = 256 << 10  # start worker processes once this much text has been seen
 DEFAULT_WORKERS = 2
 FTS_HASHSIZE = 64 << 20   # bytes of pending FTS5 index kept in memory before a segment flush
-FTS_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
+FTS_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")
 
 
 @dataclass
@@ -342,7 +342,8 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
                 continue
             rowid += 1
             seen[doc.id] = where
-            public_meta = {k: v for k, v in meta.items() if not k.startswith("_")}
+            # '_where' is the builders' tag (file:line), not the document's own metadata.
+            public_meta = {k: v for k, v in meta.items() if k != "_where"} if meta else {}
             sections = tuple((s.heading, s.text) for s in doc.sections)
             batch.append((rowid, doc.id, doc.title, sections, doc.infobox, doc.authors,
                           doc.date, doc.url, public_meta))
@@ -395,7 +396,8 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
     """Insert one prepared batch (rowids were given in the main process, in source order)."""
     from .documents import date_span
 
-    docs, titles, secs, bodies, heads, ibs, ib_fts, aus, au_fts = ([] for _ in range(9))
+    docs, titles, secs, bodies, heads, ibs, ib_fts, aus, au_fts, doc_rows = (
+        [] for _ in range(10))
     for (rowid, doc_id, title, sections, infobox, authors, date, url, _meta), \
             (title_idx, n_words, psecs, ib_idx, au_idx, digest, meta_json) \
             in zip(raw, prepared, strict=True):
@@ -431,6 +433,11 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
                     au_fts.append((base | i, idx))
         stats["words"] += n_words
         hasher.update(digest)
+        # The document-level row of fts_doc: every value of a field joined (no positions are
+        # kept there, so joining cannot create a phrase across two values).
+        doc_rows.append((rowid, title_idx, " ".join(h for _p, _b, h in psecs if h),
+                         " ".join(b for _p, b, _h in psecs if b), " ".join(i for i in ib_idx if i),
+                         " ".join(a for a in au_idx if a)))
     conn.executemany(
         "INSERT INTO documents(rowid, id, title, date, date_lo, date_hi, url, meta, n_words) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", docs)
@@ -447,6 +454,8 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
     if aus:
         conn.executemany("INSERT INTO authors(rowid, doc, pos, name) VALUES (?, ?, ?, ?)", aus)
         conn.executemany("INSERT INTO fts_author(rowid, v) VALUES (?, ?)", au_fts)
+    conn.executemany("INSERT INTO fts_doc(rowid, title, section, body, infobox, author) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", doc_rows)
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:

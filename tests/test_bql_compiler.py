@@ -179,7 +179,7 @@ def test_compiled_is_frozen() -> None:
         c.sql = "DROP TABLE documents"  # type: ignore[misc]
 
 
-MATCH = re.compile(r'^[\w" ()*,]+$')
+MATCH = re.compile(r'^[\w" ()*,{}:]+$')
 
 
 @pytest.mark.parametrize("query", [

@@ -335,11 +335,14 @@ EQUIVALENT: list[tuple[str, str]] = [
 ]
 
 
+@pytest.mark.parametrize("env_name", ["fixture_env", "examples_env"])
 @pytest.mark.parametrize("left,right", EQUIVALENT, ids=[f"{a} == {b}" for a, b in EQUIVALENT])
-def test_equivalent_forms(fixture_env: Env, examples_env: Env, left: str, right: str) -> None:
-    for env in (fixture_env, examples_env):
-        a, b = env.engine.run(left), env.engine.run(right)
-        assert a == b, _diverge(env, f"{left} vs {right}", a, b, "BQL.md says these are equal")
+def test_equivalent_forms(request: pytest.FixtureRequest, env_name: str, left: str,
+                          right: str) -> None:
+    env: Env = request.getfixturevalue(env_name)
+    a, b = env.engine.run(left), env.engine.run(right)
+    assert a == b, _diverge(env, f"{left} vs {right}", a, b, "BQL.md says these are equal")
+    assert a == env.brute.evaluate(env.engine.parse(left)), left
 
 
 FLAT_DOCS = [
@@ -370,6 +373,30 @@ def test_collection_without_optional_fields(tmp_path: Path) -> None:
             assert env.engine.run_node(node) == want, query
     finally:
         env.engine.close()
+
+
+SAME_SHAPE: list[list[str]] = [
+    ["fort[title] -castle[body]", "river[title] -glass[body]", '"stained glass"[title] -fo*[body]',
+     "castles[title] -spain[body]"],
+    ["NEAR/0(alpha one)", "NEAR/5(alpha beta)", "NEAR/4(alpha beta)", 'NEAR("new york" jersey)',
+     "NEAR/3(red green)"],
+    ["date[2002]", "date[1989]", "date[2020-02-29]", "date[1990-06..2002-05]", "2000[date]"],
+    ["date[..2002]", "date[<1990]", "date[..1989-12-31]"],
+    ["date[2002..]", "date[>2020-04]", "date[>=1990]"],
+    ["(fort OR castle)[title] river", "(glass OR stained)[title] city", "(a OR b)[title] c"],
+    ["fort river -castle", "glass river -fort", "river city -glass"],
+    ["fort OR castle -spain", "glass OR river -fort", "intro OR overview -label"],
+]
+
+
+@pytest.mark.parametrize("group", SAME_SHAPE, ids=[g[0] for g in SAME_SHAPE])
+def test_same_shape_queries(fixture_env: Env, group: list[str]) -> None:
+    """Queries that differ only in words, distances and dates compile to the same SQL text
+    (the compiler may memoise it by shape): each must still bind its own values."""
+    for query in group + group[::-1]:
+        node = fixture_env.engine.parse(query)
+        got, want = fixture_env.engine.run_node(node), fixture_env.brute.evaluate(node)
+        assert got == want, _diverge(fixture_env, query, want, got, "engine vs brute force")
 
 
 # --------------------------------------------------------------------------- 3. golden files
@@ -521,12 +548,11 @@ class Vocab:
 
 
 def _clean_token(raw: str) -> str | None:
+    """A whitespace-separated piece of corpus text as a safe bare term, or None. Lowercase
+    and/or/not/near stay (they are words); the uppercase operators do not."""
     tok = raw.strip(".,;:!?()[]{}<>\"'’`*«»")
-    if tok.endswith("+") is False:
-        tok = tok.rstrip("+")
-    if not tok or not _BARE_TOKEN.fullmatch(tok) or ".." in tok or tok.upper() in _RESERVED:
-        return None
-    if tok in _RESERVED or not words(tok):
+    if (not tok or not _BARE_TOKEN.fullmatch(tok) or ".." in tok or tok in _RESERVED
+            or not words(tok)):
         return None
     return tok
 
@@ -674,7 +700,8 @@ def phrase_st(draw: Callable[..., Any], vocab: Vocab,
     if not ws:
         inner, ws, prefix = "glass", ("glass",), False
     star_inside = prefix and draw(BOOLS)
-    text = f'"{inner}{"*" if star_inside else ""}"{"*" if prefix and not star_inside else ""}'
+    pad = " " if star_inside and draw(ints(0, 3)) == 0 else ""  # "fort sant* " is allowed
+    text = f'"{inner}{"*" + pad if star_inside else ""}"{"*" if prefix and not star_inside else ""}'
     return text, Term(ws, prefix, scope, NO_SPAN, quoted=True)
 
 
@@ -730,7 +757,9 @@ def near_piece_st(draw: Callable[..., Any], vocab: Vocab,
         if any(w.upper() in _RESERVED for w in iws):  # keep words, not operators
             iws = tuple(w.lower() for w in iws)
         body = " ".join(iws)
-        if len(iws) > 1:
+        if len(iws) > 1 and draw(ints(0, 3)) == 0:  # a bare term with separators: a phrase
+            texts.append("-".join(iws) + ("*" if prefix else ""))
+        elif len(iws) > 1:
             texts.append(f'"{body}"' + ("*" if prefix else ""))
         else:
             texts.append(body + ("*" if prefix else ""))
@@ -855,7 +884,8 @@ def and_st(draw: Callable[..., Any], vocab: Vocab, inherited: tuple[str, ...] | 
     text = pieces[0].text
     for prev, cur in zip(pieces, pieces[1:], strict=False):
         implicit_ok = not (prev.ends_bare and cur.starts_run)
-        joiner = " " if implicit_ok and draw(BOOLS) else " AND "
+        space = pick(draw, (" ", " ", " ", " ", " ", "  ", "\t", "\n"))
+        joiner = space if implicit_ok and draw(BOOLS) else f"{space}AND{space}"
         text += joiner + cur.text
     children: list[Node] = []
     for p in pieces:

@@ -62,6 +62,13 @@ CREATE VIRTUAL TABLE fts_body    USING fts5(v, content='', tokenize='ascii');
 CREATE VIRTUAL TABLE fts_infobox USING fts5(v, content='', tokenize='ascii');
 CREATE VIRTUAL TABLE fts_author  USING fts5(v, content='', tokenize='ascii');
 
+-- One row per document (rowid = doc_rowid), one column per field, no positions: a word or
+-- prefix atom, and any AND/OR/NOT among such atoms, is a single MATCH here with column filters
+-- (document-level semantics for free, no DISTINCT over section rows). Phrases and NEAR, which
+-- must hold within one field value, use the per-value tables above.
+CREATE VIRTUAL TABLE fts_doc USING fts5(title, section, body, infobox, author, content='',
+                                       detail=column, tokenize='ascii');
+
 -- Term statistics for document-level BM25 (title + body): fts5vocab over the two FTS tables.
 CREATE VIRTUAL TABLE vocab_title_instance USING fts5vocab('fts_title', 'instance');
 CREATE VIRTUAL TABLE vocab_body_instance  USING fts5vocab('fts_body', 'instance');
