@@ -30,9 +30,17 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
+# ASCII text (most of it) takes a fast path: every ASCII character that is not a letter or a
+# digit becomes a space, then split. Same output as the regex, about twice as fast.
+_ASCII_SEP = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
+
+
 def index_text(text: str) -> str:
     """What the FTS tables store for ``text``: its words joined by single spaces."""
-    return " ".join(words(text))
+    folded = fold(text)
+    if folded.isascii():
+        return " ".join(folded.translate(_ASCII_SEP).split())
+    return " ".join(_WORD.findall(folded))
 
 
 @lru_cache(maxsize=4096)
