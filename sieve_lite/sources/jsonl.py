@@ -1,16 +1,20 @@
-"""JSON Lines, the interchange format of DOCUMENTS.md."""
+"""JSON Lines, the interchange format of DOCUMENTS.md (and JSON arrays of the same objects)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..documents import Document
 from ..errors import DocumentError
 
+_WS = " \t\r\n"
+
 
 def read_jsonl(path: Path) -> Iterator[Document | DocumentError]:
+    """One document per line; a bad line is reported as ``file:line: reason`` and skipped."""
     with open(path, encoding="utf-8", errors="strict", newline="") as f:
         lineno = 0
         while True:
@@ -37,3 +41,68 @@ def read_jsonl(path: Path) -> Iterator[Document | DocumentError]:
                 continue
             doc.meta["_where"] = where
             yield doc
+
+
+def iter_json_array(text: str, where: str) -> Iterator[tuple[int, Any]]:
+    """The elements of a top-level JSON array with the line each starts on.
+
+    Yields ``(line, object)``; a syntax error yields ``(line, DocumentError)`` and ends the
+    iteration (the rest of an array cannot be re-synchronised reliably).
+    """
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    line = 1 + text.count("\n", 0, pos)
+    n = len(text)
+    expect_value = True
+    while True:
+        start = pos
+        while pos < n and text[pos] in _WS:
+            pos += 1
+        line += text.count("\n", start, pos)
+        if pos >= n:
+            yield line, DocumentError("not valid JSON: the array is not closed", f"{where}:{line}")
+            return
+        ch = text[pos]
+        if ch == "]":
+            return
+        if not expect_value:
+            if ch != ",":
+                yield line, DocumentError("not valid JSON: expected ',' or ']' between array "
+                                          "elements", f"{where}:{line}")
+                return
+            pos += 1
+            expect_value = True
+            continue
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            yield e.lineno, DocumentError(f"not valid JSON: {e.msg}", f"{where}:{e.lineno}")
+            return
+        yield line, obj
+        line += text.count("\n", pos, end)
+        pos = end
+        expect_value = False
+
+
+def read_json_documents(path: Path, text: str) -> Iterator[Document | DocumentError]:
+    """A ``.json`` file holding one DOCUMENTS.md object or an array of them."""
+    if text.lstrip().startswith("["):
+        items: Iterator[tuple[int, Any]] = iter_json_array(text, str(path))
+    else:
+        try:
+            items = iter([(1, json.loads(text))])
+        except json.JSONDecodeError as e:
+            yield DocumentError(f"not valid JSON: {e.msg}", f"{path}:{e.lineno}")
+            return
+    for line, obj in items:
+        if isinstance(obj, DocumentError):
+            yield obj
+            continue
+        where = f"{path}:{line}"
+        try:
+            doc = Document.from_dict(obj, where)
+        except DocumentError as e:
+            yield e
+            continue
+        doc.meta["_where"] = where
+        yield doc
