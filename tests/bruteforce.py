@@ -324,10 +324,11 @@ class Engine:
 
         return parse(query, self.fields)
 
-    def run_node(self, node: Node) -> set[str]:
+    def run_node(self, node: Node, **variant: Any) -> set[str]:
+        """``variant``: keyword options of ``compile_query`` (e.g. ``optimize=False``)."""
         from sieve_lite.bql import compile_query
 
-        compiled = compile_query(node, self.fields)
+        compiled = compile_query(node, self.fields, **variant)
         cursor = self.coll.conn.execute(compiled.sql, tuple(compiled.params))
         rows = cursor.fetchall()
         rowids = []

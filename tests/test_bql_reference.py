@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import inspect
 import json
 import random
 import re
@@ -1000,8 +1001,29 @@ def test_generated_examples(examples_env: Env, q: Generated) -> None:
 @given(q=query_st(FIXTURE_VOCAB))
 def test_generated_engine_ast_vs_brute(fixture_env: Env, q: Generated) -> None:
     """The compiler alone: whatever the parser made of the query, the SQL admits exactly what
-    the brute force admits for that same AST."""
+    the brute force admits for that same AST, in every compiler variant there is."""
     node = fixture_env.engine.parse(q.text)
-    got, want = fixture_env.engine.run_node(node), fixture_env.brute.evaluate(node)
-    assert got == want, _diverge(fixture_env, q.text, want, got, "engine vs brute force over "
-                                 f"the engine's AST\n  AST: {node!r}")
+    want = fixture_env.brute.evaluate(node)
+    for variant in COMPILER_VARIANTS:
+        got = fixture_env.engine.run_node(node, **variant)
+        assert got == want, _diverge(fixture_env, q.text, want, got, "engine vs brute force "
+                                     f"over the engine's AST, compiler {variant or 'default'}"
+                                     f"\n  AST: {node!r}")
+
+
+def _compiler_variants() -> list[dict[str, Any]]:
+    """Keyword variants ``compile_query`` offers (all must admit the same documents)."""
+    try:
+        from sieve_lite.bql import compile_query
+    except ImportError:
+        return [{}]
+    params = inspect.signature(compile_query).parameters
+    out: list[dict[str, Any]] = [{}]
+    if "optimize" in params:
+        out.append({"optimize": False})
+    if "mode" in params:
+        out.append({"mode": "in"})
+    return out
+
+
+COMPILER_VARIANTS = _compiler_variants()
