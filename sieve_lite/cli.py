@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from .errors import SieveError
+from .sources import FORMATS
 
 EXIT_FOUND, EXIT_NOTHING, EXIT_ERROR = 0, 1, 2
 
@@ -51,15 +52,12 @@ def cli() -> None:
 
 
 # --------------------------------------------------------------------------------------- build
-FORMATS = ["auto", "jsonl", "markdown", "html", "rst", "text", "2wiki", "hotpotqa", "musique",
-           "wikipedia"]
-
-
 @cli.command()
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path),
               help="The collection file to write (replaced atomically).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="auto",
+              show_default=True)
 @click.option("--no-embed", is_flag=True, help="Lexical only: no embeddings, no torch import.")
 @click.option("--embed-model", default=None, help="sentence-transformers model id or folder.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad document; write nothing.")
@@ -133,3 +131,4 @@ def main() -> None:
 
 # Register the commands that live in their own modules (search, fetch, ask).
 from . import commands as _commands  # noqa: E402,F401
+from .agent import command as _agent_command  # noqa: E402,F401

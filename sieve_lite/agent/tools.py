@@ -1,0 +1,276 @@
+"""What the loop needs from a collection, as a small protocol, and its implementation over a
+``sieve_lite.Collection`` for the three access modes.
+
+The loop resolves ranks to ids itself (it keeps the last result), so a read here always names
+a document id. Engine errors a model can cause (``QueryError``, ``SectionError``) propagate to
+the loop, which turns them into observations; anything else is our bug and propagates further.
+
+Modes (the same loop, for fair comparison):
+
+* ``sieve``: the BQL query as written; cards; one section per fetch.
+* ``search-fetch``: the query's words only, joined with OR so that nothing is *selected* by
+  Boolean logic or fields and everything that shares a word is *ranked* (the same ranker as
+  sieve); the same cards; one section per fetch.
+* ``search-visit``: the same ranked search; a plain result list (rank, id, title, snippet);
+  a visit reads the whole document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import QueryError, SectionError
+from ..words import words
+
+WHOLE_DOCUMENT = "(document)"
+MAX_LISTED_HEADINGS = 12
+
+
+@dataclass
+class Hit:
+    """One search result as the agent sees it."""
+
+    rank: int
+    id: str
+    title: str
+    sections: list[str] = field(default_factory=list)  # every fetchable section name
+    card: str = ""                                      # the compact text shown to the model
+
+
+@dataclass
+class SearchOutcome:
+    """One search: what ran, how many matched, the top k."""
+
+    query: str            # what the model wrote
+    engine_query: str     # what the engine ran (differs outside sieve mode)
+    total: int
+    fallback: bool
+    hits: list[Hit]
+    notes: list[str] = field(default_factory=list)
+    clause_counts: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class ReadOutcome:
+    """One fetch or visit."""
+
+    doc: str
+    title: str
+    section: str
+    text: str
+    truncated: bool = False   # cut by the engine (its 12,000-token cap)
+
+
+class Tools(Protocol):
+    """The engine as the loop uses it."""
+
+    mode: str
+    fields: tuple[str, ...]
+
+    def search(self, query: str, k: int) -> SearchOutcome:
+        """Run a search; raises ``QueryError`` for a query the engine refuses."""
+        ...
+
+    def read(self, doc_id: str, section: str | None) -> ReadOutcome:
+        """Read one section; ``None`` reads the whole document (visit) and ``""`` lists the
+        document's sections (its outline). Raises ``SectionError``."""
+        ...
+
+    def sections(self, doc_id: str) -> list[str]:
+        """Every section name of a document that a fetch accepts ([] when unknown)."""
+        ...
+
+
+def or_words(query: str, limit: int = 64) -> str:
+    """The query's distinct words joined with OR: ranked retrieval without selection.
+
+    Words come out casefolded, so ``and``/``or``/``not`` are plain words, never operators.
+    """
+    ws = list(dict.fromkeys(words(query)))[:limit]
+    if not ws:
+        raise QueryError("the search has no words; write a few distinctive words", 1)
+    return " OR ".join(ws)
+
+
+# Syntax features a query used (accounting). Reads the written query; quoted text is blanked
+# first so a phrase like "x AND y" counts as a phrase, not an AND.
+_QUOTED = re.compile(r'"[^"]*"?')
+_SCOPE = re.compile(r"\[([^\]]*)\]")
+
+
+def query_features(query: str, fields: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """(operators, fields) used by a BQL query, in a fixed order, each once."""
+    from ..bql.ast import ALIASES
+
+    ops: list[str] = []
+    if '"' in query:
+        ops.append("phrase")
+    bare = _QUOTED.sub(" ", query)
+    for op in ("AND", "OR", "NOT"):
+        if re.search(rf"(?<![\w-]){op}(?![\w-])", bare):
+            ops.append(op)
+    if re.search(r"\bNEAR(/\d+)?\(", bare):
+        ops.append("NEAR")
+    if re.search(r"(^|[\s(])-", bare):
+        ops.append("-")
+    if "*" in query:
+        ops.append("prefix")
+    if "(" in bare.replace("NEAR(", ""):
+        ops.append("group")
+    used: list[str] = []
+    for m in _SCOPE.finditer(bare):
+        inner = m.group(1)
+        if re.match(r"\s*[0-9<>.]", inner):  # 2018..2023[date]-style range
+            continue
+        for name in inner.split(","):
+            canon = ALIASES.get(name.strip().lower())
+            if canon and canon not in used:
+                used.append(canon)
+    if re.search(r"\bdate\s*\[|\]\s*\[\s*date", bare) or re.search(r"\[\s*date\s*\]", bare):
+        if "date" not in used:
+            used.append("date")
+        ops.append("date")
+    return ops, used
+
+
+class CollectionTools:
+    """``Tools`` over an open collection, in one of the three modes."""
+
+    def __init__(self, coll: Any, mode: str = "sieve", ranker: str | None = None) -> None:
+        from .syntax import MODES
+
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}")
+        self.coll = coll
+        self.mode = mode
+        # Outside sieve mode the words are all there is: the model sees no fields.
+        self.fields = tuple(coll.fields) if mode == "sieve" else ()
+        self.ranker = ranker or ("hybrid" if getattr(coll, "has_vectors", False) else "bm25")
+        self._sections: dict[str, list[str]] = {}
+
+    # -- search ----------------------------------------------------------------------------
+    def search(self, query: str, k: int) -> SearchOutcome:
+        engine_query = query if self.mode == "sieve" else or_words(query)
+        res = self.coll.search(engine_query, k=k, ranker=self.ranker)
+        hits = []
+        for h in list(res.results)[:k]:
+            card = getattr(h, "card", None)
+            if card is not None and getattr(card, "headings", None):
+                # The card's names are the fetchable ones (repeats told apart as 'X (2)').
+                secs = list(card.headings) + (["infobox"] if card.infobox_keys else [])
+                self._sections[str(h.id)] = secs
+            else:
+                secs = self.sections(h.id)
+            hits.append(Hit(rank=int(h.rank), id=str(h.id), title=str(h.title), sections=secs,
+                            card=self._card_text(h, secs)))
+        return SearchOutcome(query=query, engine_query=engine_query, total=int(res.total),
+                             fallback=bool(getattr(res, "fallback", False)), hits=hits,
+                             notes=[str(n) for n in (getattr(res, "notes", None) or [])],
+                             clause_counts=_plain(getattr(res, "clause_counts", None) or []))
+
+    def _card_text(self, hit: Any, secs: list[str]) -> str:
+        """The engine's compact card (sieve, search-fetch) or a plain list entry (visit)."""
+        card = getattr(hit, "card", None)
+        if self.mode == "search-visit":
+            snippet = _one_line(_attr(card, "snippet", "") or "")
+            line = f"[{hit.rank}] {hit.id}: {hit.title}"
+            return line + (f"\n    {snippet}" if snippet else "")
+        if card is not None and hasattr(card, "render_compact"):
+            return str(card.render_compact()).rstrip()
+        return _fallback_card(hit, card, secs)
+
+    # -- read ------------------------------------------------------------------------------
+    def sections(self, doc_id: str) -> list[str]:
+        if doc_id not in self._sections:
+            doc = self.coll.document(doc_id)
+            if doc is None:
+                self._sections[doc_id] = []
+            else:
+                from ..fetch import section_names
+
+                names = section_names([s["heading"] for s in doc["sections"]])
+                if doc.get("infobox"):
+                    names.append("infobox")
+                self._sections[doc_id] = names
+        return self._sections[doc_id]
+
+    def read(self, doc_id: str, section: str | None) -> ReadOutcome:
+        if section is None or self.mode == "search-visit":
+            return self._visit(doc_id)
+        res = self.coll.fetch(doc_id, section or None)
+        text = _attr(res, "text", None)
+        if text is None:
+            text = str(res)
+        return ReadOutcome(doc=str(_attr(res, "id", doc_id) or doc_id),
+                           title=str(_attr(res, "title", "") or ""),
+                           section=str(_attr(res, "section", section) or section or ""),
+                           text=str(text), truncated=bool(_attr(res, "truncated", False)))
+
+    def _visit(self, doc_id: str) -> ReadOutcome:
+        """The whole document as one text (the loop applies the token cap)."""
+        doc = self.coll.document(doc_id)
+        if doc is None:
+            raise SectionError(f"no document with id {doc_id!r} in this collection")
+        parts = [doc["title"]]
+        if doc.get("date"):
+            parts.append(f"date: {doc['date']}")
+        if doc.get("author"):
+            parts.append("author: " + ", ".join(doc["author"]))
+        for k, v in doc.get("infobox") or []:
+            parts.append(f"{k}: {v}")
+        for s in doc["sections"]:
+            parts.append(s["text"] if s["heading"] == "(intro)" else f"## {s['heading']}\n"
+                         f"{s['text']}")
+        return ReadOutcome(doc=doc_id, title=doc["title"], section=WHOLE_DOCUMENT,
+                           text="\n\n".join(p for p in parts if p))
+
+
+# -- card rendering helpers ----------------------------------------------------------------
+def _attr(obj: Any, name: str, default: Any) -> Any:
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _plain(x: Any) -> Any:
+    """JSON-ready copy of engine values (tuples, dataclasses) for the transcript."""
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if hasattr(x, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return _plain(asdict(x))
+    return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
+
+
+def _one_line(s: str) -> str:
+    return " ".join(str(s).split())
+
+
+def _fallback_card(hit: Any, card: Any, secs: list[str]) -> str:
+    """Our own compact card when the engine has none: the fields BQL.md section 9 lists."""
+    date = _attr(card, "date", "") or _attr(hit, "date", "")
+    head = f"[{hit.rank}] {hit.id}: {hit.title}" + (f" ({date})" if date else "")
+    lines = [head]
+    listed = secs[:MAX_LISTED_HEADINGS]
+    more = len(secs) - len(listed)
+    if listed:
+        lines.append("    sections: " + "; ".join(listed) + (f"; (+{more} more)" if more else ""))
+    keys = _attr(card, "infobox_keys", None) or []
+    if keys:
+        lines.append("    infobox: " + ", ".join(map(str, keys)))
+    matched = _attr(card, "matched_fields", None) or _attr(card, "matched", None) or []
+    if matched:
+        lines.append("    matched: " + ", ".join(map(str, matched)))
+    snippet = _attr(card, "snippet", None) or _attr(hit, "snippet", None)
+    if snippet:
+        where = _attr(card, "snippet_section", "")
+        lines.append(f"    snippet ({where}): " if where else "    snippet: ")
+        lines[-1] += _one_line(str(snippet))
+    return "\n".join(lines)

@@ -1,0 +1,251 @@
+"""Result cards (BQL.md section 9.4): one ``Card`` object, three renderings.
+
+* ``Card.to_dict()`` - JSON: every field, every heading.
+* ``Card.render_compact()`` - plain text for the agent: few tokens, but every section name is
+  either shown or counted, and the outline (``fetch DOC`` without a section) lists them all.
+* ``Card.render_rich()`` - a rich renderable for the terminal. Document text is escaped with
+  ``rich.markup.escape`` so that ``[brackets]`` in titles or snippets are not read as markup.
+
+What a card says:
+
+* **matched fields** is attribution, not word overlap: each positive atom of the query (a word,
+  prefix, phrase or NEAR group not under NOT) is run as an FTS5 MATCH against *this document's*
+  rows of each field in the atom's scope, so a field is listed only when the atom really
+  matches there (a phrase must hold within one field value, as the selection requires).
+* the **snippet** is at most ``SNIPPET_WORDS`` words copied from the original text of the
+  section with the most distinct positive words (ties: more hits, then the earlier section),
+  taken as the window of that many words with the most distinct positive words (ties: more
+  hits, then the earlier window), re-centred on the hits it holds, and names its section.
+  With no positive word in any section (a title-only or date-only match) it is the opening
+  of the first section with text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bql.ast import Near, Term, expand_fields
+from .documents import INTRO
+from .fetch import SHIFT, section_names
+from .store.packing import unpack
+from .words import word_spans
+
+SNIPPET_WORDS = 25
+HEADINGS_SHOWN = 24  # the compact and rich renderings list this many, then count the rest
+FTS_TABLES = {"title": "fts_title", "section": "fts_section", "body": "fts_body",
+              "infobox": "fts_infobox", "author": "fts_author"}
+
+
+@dataclass
+class Card:
+    """Everything a result card shows, independent of rendering."""
+
+    rank: int
+    id: str
+    title: str
+    score: float
+    headings: list[str]  # every section's fetchable name, (intro) included, in order
+    infobox_keys: list[str] = field(default_factory=list)
+    date: str | None = None
+    authors: list[str] = field(default_factory=list)
+    url: str | None = None
+    matched_fields: list[str] = field(default_factory=list)
+    snippet: str = ""
+    snippet_section: str | None = None
+
+    # -- JSON --------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "id": self.id, "title": self.title,
+                "score": round(self.score, 6), "headings": self.headings,
+                "infobox_keys": self.infobox_keys, "date": self.date, "authors": self.authors,
+                "url": self.url, "matched_fields": self.matched_fields,
+                "snippet": self.snippet, "snippet_section": self.snippet_section}
+
+    # -- compact text for the agent -----------------------------------------------------------
+    def _headings_line(self, limit: int) -> str:
+        shown = self.headings[:limit]
+        line = " | ".join(shown)
+        rest = len(self.headings) - len(shown)
+        if rest > 0:
+            line += f" | ... +{rest} more (fetch {self.id} with no section lists all)"
+        return line
+
+    def render_compact(self, max_headings: int = HEADINGS_SHOWN) -> str:
+        lines = [f"[{self.rank}] {self.id} | {self.title}"]
+        meta = []
+        if self.date:
+            meta.append(f"date {self.date}")
+        if self.authors:
+            meta.append("by " + ", ".join(self.authors))
+        if meta:
+            lines.append("  " + "; ".join(meta))
+        lines.append("  matched: " + (", ".join(self.matched_fields) or "-"))
+        if self.headings:
+            lines.append(f"  sections ({len(self.headings)}): "
+                         + self._headings_line(max_headings))
+        if self.infobox_keys:
+            lines.append("  infobox: " + ", ".join(self.infobox_keys))
+        if self.snippet:
+            lines.append(f"  snippet ({self.snippet_section}): {self.snippet}")
+        return "\n".join(lines)
+
+    # -- rich for the terminal ------------------------------------------------------------------
+    def render_rich(self, max_headings: int = HEADINGS_SHOWN) -> Any:
+        from rich.markup import escape
+        from rich.panel import Panel
+
+        rows = []
+        meta = []
+        if self.date:
+            meta.append(f"[bold]date[/bold] {escape(self.date)}")
+        if self.authors:
+            meta.append(f"[bold]by[/bold] {escape(', '.join(self.authors))}")
+        if meta:
+            rows.append("   ".join(meta))
+        rows.append("[bold]matched[/bold] " + (escape(", ".join(self.matched_fields)) or "-"))
+        if self.headings:
+            rows.append(f"[bold]sections ({len(self.headings)})[/bold] "
+                        + escape(self._headings_line(max_headings)))
+        if self.infobox_keys:
+            rows.append("[bold]infobox[/bold] " + escape(", ".join(self.infobox_keys)))
+        if self.snippet:
+            rows.append(f"[bold]{escape(self.snippet_section or '')}[/bold]: "
+                        f"[italic]{escape(self.snippet)}[/italic]")
+        name = escape(self.title or "(untitled)")
+        title = f"[bold cyan]{self.rank}.[/bold cyan] [bold]{name}[/bold]"
+        subtitle = f"{escape(self.id)}  score {self.score:.4g}"
+        return Panel("\n".join(rows), title=title, title_align="left", subtitle=subtitle,
+                     subtitle_align="right", expand=True)
+
+
+# ------------------------------------------------------------------------------ attribution
+def fts_match(atom: Term | Near) -> str:
+    """The FTS5 MATCH string of one atom: the compiler's own, so that attribution and
+    selection can never disagree on what an atom means. It is bound, never spliced."""
+    from .bql.compiler import atom_match
+
+    return atom_match(atom)
+
+
+def matched_fields(conn: Any, rowid: int, atoms: Sequence[Term | Near],
+                   fields: Sequence[str]) -> list[str]:
+    """Fields (in BQL order) where at least one positive atom matches this very document."""
+    lo, hi = rowid << SHIFT, (rowid << SHIFT) | ((1 << SHIFT) - 1)
+    found: set[str] = set()
+    for atom in atoms:
+        expr = fts_match(atom)
+        for f in expand_fields(atom.fields, tuple(fields)):
+            if f in found:
+                continue
+            table = FTS_TABLES[f]  # a fixed name from our own table, never user text
+            if conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? "
+                            "AND ? LIMIT 1", (expr, lo, hi)).fetchone():
+                found.add(f)
+    return [f for f in FTS_TABLES if f in found]
+
+
+# ---------------------------------------------------------------------------------- snippet
+class _WordTest:
+    """Which positive word (exact, or prefix stem) a text word is, if any."""
+
+    def __init__(self, words: Sequence[tuple[str, bool]]) -> None:
+        self.exact = {w for w, p in words if not p}
+        self.stems = sorted({w for w, p in words if p})
+
+    def __call__(self, word: str) -> str | None:
+        if word in self.exact:
+            return word
+        for s in self.stems:
+            if word.startswith(s):
+                return s + "*"
+        return None
+
+
+def _best_window(keys: list[str | None], size: int) -> tuple[int, int, int]:
+    """(start, distinct, hits) of the ``size``-word window with the most distinct positive
+    words, then the most hits, then the earliest start."""
+    n = len(keys)
+    size = min(size, n)
+    counts: Counter[str] = Counter(k for k in keys[:size] if k)
+    hits = sum(counts.values())
+    best = (0, len(counts), hits)
+    for start in range(1, n - size + 1):
+        out, inn = keys[start - 1], keys[start + size - 1]
+        if out:
+            counts[out] -= 1
+            hits -= 1
+            if not counts[out]:
+                del counts[out]
+        if inn:
+            counts[inn] += 1
+            hits += 1
+        if (len(counts), hits) > best[1:]:
+            best = (start, len(counts), hits)
+    return best
+
+
+def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool]],
+            size: int = SNIPPET_WORDS) -> tuple[str, str | None]:
+    """(snippet, section name) per the module docstring; ("", None) for a document without
+    any text. ``sections`` are (fetchable name, original text)."""
+    test = _WordTest(words)
+    best: tuple[int, int, int] | None = None  # (distinct, hits, -index)
+    chosen: tuple[int, list[tuple[int, int, str]], list[str | None]] | None = None
+    for i, (_, text) in enumerate(sections):
+        spans = word_spans(text)
+        if not spans:
+            continue
+        keys = [test(w) for _, _, w in spans]
+        distinct = len({k for k in keys if k})
+        score = (distinct, sum(1 for k in keys if k), -i)
+        if best is None or score > best:
+            best, chosen = score, (i, spans, keys)
+    if chosen is None:
+        return "", None
+    i, spans, keys = chosen
+    start = 0
+    if best and best[0]:
+        start = _best_window(keys, size)[0]
+        # Centre the window on its hits (it keeps every one of them): context on both sides
+        # reads better than hits at the very end of the earliest best window.
+        hits = [j for j in range(start, min(start + size, len(keys))) if keys[j]]
+        slack = size - (hits[-1] - hits[0] + 1)
+        start = max(0, min(hits[0] - slack // 2, len(keys) - size))
+    end = min(start + size, len(spans))
+    text = sections[i][1]
+    body = " ".join(text[spans[start][0]: spans[end - 1][1]].split())
+    if start > 0:
+        body = "... " + body
+    if end < len(spans):
+        body += " ..."
+    return body, sections[i][0]
+
+
+# -------------------------------------------------------------------------------- building
+def build_card(coll: Any, rank: int, rowid: int, score: float,
+               atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
+    """The card of one ranked document."""
+    conn = coll.conn
+    doc_id, title, date, url = conn.execute(
+        "SELECT id, title, date, url FROM documents WHERE rowid = ?", (rowid,)).fetchone()
+    lo, hi = rowid << SHIFT, (rowid << SHIFT) | ((1 << SHIFT) - 1)
+    raw = [(h, unpack(t)) for h, t in conn.execute(
+        "SELECT heading, text FROM sections WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
+        (lo, hi))]
+    names = section_names([h for h, _ in raw])
+    keys = list(dict.fromkeys(k for (k,) in conn.execute(
+        "SELECT key FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi))))
+    authors = [a for (a,) in conn.execute(
+        "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi))]
+    text, section = snippet(list(zip(names, (t for _, t in raw), strict=True)), words)
+    return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
+                infobox_keys=keys, date=date, authors=authors, url=url,
+                matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
+                snippet=text, snippet_section=section)
+
+
+__all__ = ["Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "build_card", "fts_match",
+           "matched_fields", "snippet"]
