@@ -134,7 +134,8 @@ class Document:
         if raw_ib:
             items = raw_ib.items() if isinstance(raw_ib, dict) else raw_ib
             if not isinstance(raw_ib, (dict, list)):
-                raise bad(f"document {doc_id!r}: 'infobox' must be [[key, value], ...] or an object")
+                raise bad(f"document {doc_id!r}: 'infobox' must be [[key, value], ...] "
+                          "or an object")
             for pair in items:
                 if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                     raise bad(f"document {doc_id!r}: infobox entries must be [key, value] pairs")
@@ -158,7 +159,8 @@ class Document:
         date = obj.get("date")
         if date is not None and date != "":
             if not isinstance(date, str):
-                raise bad(f"document {doc_id!r}: 'date' must be a string YYYY, YYYY-MM or YYYY-MM-DD")
+                raise bad(f"document {doc_id!r}: 'date' must be a string YYYY, YYYY-MM "
+                          "or YYYY-MM-DD")
             try:
                 date_span(date)
             except ValueError as e:

@@ -76,8 +76,8 @@ class Embedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise EnvironmentProblem("sentence-transformers is not installed; "
-                                     "'pip install sentence-transformers' or use --no-embed") from None
+            raise EnvironmentProblem("sentence-transformers is not installed; 'pip install "
+                                     "sentence-transformers' or use --no-embed") from None
         try:
             self.model: Any = SentenceTransformer(str(path), device="cpu")
         except Exception as e:  # a broken model folder: say which, in one line
