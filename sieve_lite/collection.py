@@ -86,15 +86,18 @@ class Collection:
         if not row:
             return None
         rowid, did, title, date, url, meta = row
+        # Field-value rows of a document are the rowid range doc << 20 .. doc << 20 | 0xFFFFF.
+        span = (rowid << 20, (rowid << 20) | ((1 << 20) - 1))
         out: dict[str, Any] = {"id": did, "title": title, "sections": [
             {"heading": h, "text": t} for h, t in self.conn.execute(
-                "SELECT heading, unpack(text) FROM sections WHERE doc = ? ORDER BY pos", (rowid,))]}
+                "SELECT heading, unpack(text) FROM sections WHERE rowid BETWEEN ? AND ? "
+                "ORDER BY rowid", span)]}
         ib = [[k, v] for k, v in self.conn.execute(
-            "SELECT key, value FROM infobox WHERE doc = ? ORDER BY pos", (rowid,))]
+            "SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
         if ib:
             out["infobox"] = ib
         au = [a for (a,) in self.conn.execute(
-            "SELECT name FROM authors WHERE doc = ? ORDER BY pos", (rowid,))]
+            "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
         if au:
             out["author"] = au
         if date:

@@ -56,3 +56,14 @@ def check_version(conn: apsw.Connection, path: str) -> None:
             f"{path} has collection schema version {version}, this sieve-lite reads version "
             f"{SCHEMA_VERSION}; " + ("upgrade sieve-lite" if newer else
                                      "rebuild it with 'sieve-lite build'"))
+    # A file of the right version must also hold every table the engine reads (a damaged file,
+    # or one from a development build of the same version).
+    have = {name for (name,) in conn.execute("SELECT name FROM sqlite_schema")}
+    missing = [t for t in REQUIRED_TABLES if t not in have]
+    if missing:
+        raise CollectionError(f"{path} lacks the table(s) {', '.join(missing)} of schema "
+                              f"version {SCHEMA_VERSION}; rebuild it with 'sieve-lite build'")
+
+
+REQUIRED_TABLES = ("meta", "documents", "sections", "infobox", "authors", "fts_title",
+                   "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")

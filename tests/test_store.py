@@ -1,0 +1,44 @@
+"""Opening collection files: what is refused, and how."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import pytest
+
+import sieve_lite
+from sieve_lite.errors import CollectionError
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "copy.db"
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def test_a_file_missing_a_table_of_its_version_is_refused(examples_db: Path,
+                                                          tmp_path: Path) -> None:
+    db = _copy(Path(examples_db), tmp_path)
+    conn = apsw.Connection(str(db))
+    conn.execute("DROP TABLE fts_doc")
+    conn.close()
+    with pytest.raises(CollectionError, match="lacks the table.*fts_doc.*rebuild"):
+        sieve_lite.open(db)
+    before = db.read_bytes()
+    proc = subprocess.run([sys.executable, "-c", "from sieve_lite.cli import main; main()", "search", str(db), "x"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert db.read_bytes() == before
+
+
+def test_document_reads_every_field_back(examples_db: Path) -> None:
+    with sieve_lite.open(examples_db) as coll:
+        doc = coll.document("ex-nodate")
+        assert doc is not None
+        assert doc["author"] == ["Ada Lovelace", "Charles Babbage"]
+        assert doc["sections"] == [{"heading": "(intro)", "text":
+                                    "A flat document about rock and roll music without a date."}]
+        assert coll.document("no-such-id") is None
