@@ -27,8 +27,8 @@ def test_a_file_missing_a_table_of_its_version_is_refused(examples_db: Path,
     with pytest.raises(CollectionError, match="lacks the table.*fts_doc.*rebuild"):
         sieve_lite.open(db)
     before = db.read_bytes()
-    proc = subprocess.run([sys.executable, "-c", "from sieve_lite.cli import main; main()", "search", str(db), "x"],
-                          capture_output=True, text=True)
+    cli = [sys.executable, "-c", "from sieve_lite.cli import main; main()"]
+    proc = subprocess.run([*cli, "search", str(db), "x"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert db.read_bytes() == before
