@@ -351,17 +351,29 @@ def dense_order(coll: Any, qvec: np.ndarray, admitted: np.ndarray | None,
     if not _use_matrix(coll):
         rows, sims = _dense_order_sqlite(coll.conn, qvec, admitted)
         return (rows, sims) if k is None else (rows[:k], sims[:k])
+    rows, sims = _dense_scores(coll, qvec, admitted)
+    return _sort(_stats(coll), rows, sims, k)
+
+
+def _dense_scores(coll: Any, qvec: np.ndarray,
+                  admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(rowids, cosine similarity) of the admitted documents with a vector, unordered."""
     vec = _vectors(coll)
-    # One product over the whole matrix (~10 ms per 100k), then pick the admitted rows:
-    # indexing the matrix first would copy the admitted vectors, which costs more.
-    sims_all = vec.matrix @ qvec.astype(np.float32) if len(vec.rowids) else \
-        np.zeros(0, np.float32)
+    q = qvec.astype(np.float32)
+    if not len(vec.rowids):
+        return vec.rowids, np.zeros(0, np.float32)
     if admitted is None:
-        return _sort(_stats(coll), vec.rowids, sims_all, k)
+        return vec.rowids, vec.matrix @ q
     adm = admitted[admitted < len(vec.row_of)]
     idx = vec.row_of[adm]
     idx = idx[idx >= 0]
-    return _sort(_stats(coll), vec.rowids[idx], sims_all[idx], k)
+    if len(idx) * 8 < len(vec.rowids):
+        # A small selection: copying its rows and multiplying them is cheaper than the product
+        # over the whole matrix (0.3 vs 10 ms for 1k of 100k documents).
+        return vec.rowids[idx], vec.matrix[idx] @ q
+    # A broad one: one product over the whole matrix (~10 ms per 100k), then pick; copying
+    # half the matrix first would cost more than it saves.
+    return vec.rowids[idx], (vec.matrix @ q)[idx]
 
 
 def _dense_order_sqlite(conn: apsw.Connection, qvec: np.ndarray,
@@ -444,12 +456,7 @@ def hybrid(coll: Any, terms: Sequence[ScoringTerm], qvec: np.ndarray,
     b_sc = scores_all[rows]
     b_rows, b_sc = rows[b_sc > 0], b_sc[b_sc > 0]
     if _use_matrix(coll):
-        vec = _vectors(coll)
-        sims_all = vec.matrix @ qvec.astype(np.float32) if len(vec.rowids) else \
-            np.zeros(0, np.float32)
-        idx = vec.row_of[rows[rows < len(vec.row_of)]]
-        idx = idx[idx >= 0]
-        d_rows, d_sc = vec.rowids[idx], sims_all[idx]
+        d_rows, d_sc = _dense_scores(coll, qvec, admitted)
     else:
         d_rows, d_sc = _dense_order_sqlite(coll.conn, qvec, admitted)
     cand = np.union1d(_sort(stats, b_rows, b_sc, depth)[0], _sort(stats, d_rows, d_sc, depth)[0])
