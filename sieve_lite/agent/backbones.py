@@ -57,8 +57,13 @@ class Backbone(Protocol):
     supports_prefill: bool
 
     def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
-                 prefill: str = "") -> Completion:
-        """Generate the assistant's next message (continuing ``prefill`` when given)."""
+                 prefill: str = "", call: int = 0) -> Completion:
+        """Generate the assistant's next message (continuing ``prefill`` when given).
+
+        ``call`` is the call's number in the episode: the sampling seed is ``seed + call``, so
+        an episode is reproducible and the calls draw from one seeded stream, as one seeded
+        run of a server would, instead of re-drawing the same numbers every call (which makes
+        a small model repeat itself verbatim)."""
         ...
 
     def count_tokens(self, text: str) -> int:
@@ -148,7 +153,7 @@ class LlamaBackbone:
         return len(self._tokens(self.render(messages, prefill), True))
 
     def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
-                 prefill: str = "") -> Completion:
+                 prefill: str = "", call: int = 0) -> Completion:
         from llama_cpp import LlamaGrammar
 
         tokens = self._tokens(self.render(messages, prefill), True)
@@ -165,7 +170,7 @@ class LlamaBackbone:
         t0 = time.perf_counter()
         try:
             out = self.llm.create_completion(
-                tokens, max_tokens=max_tokens, temperature=self.temperature, seed=self.seed,
+                tokens, max_tokens=max_tokens, temperature=self.temperature, seed=self.seed + call,
                 top_p=0.95, top_k=40, repeat_penalty=REPEAT_PENALTY, grammar=g,
                 stop=["<|im_end|>"])
         except ValueError as e:
@@ -241,14 +246,14 @@ class HttpBackbone:
             self.count_tokens(prefill)
 
     def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
-                 prefill: str = "") -> Completion:
+                 prefill: str = "", call: int = 0) -> Completion:
         msgs = list(messages)
         if prefill:
             # Portable fallback: say it. The loop reads the reply as an answer regardless.
             msgs.append({"role": "user", "content": f"Reply with one line that starts with "
                                                     f"'{prefill.strip()}'."})
         body = {"model": self.model, "messages": msgs, "temperature": self.temperature,
-                "seed": self.seed, "max_tokens": max_tokens, "stream": False}
+                "seed": self.seed + call, "max_tokens": max_tokens, "stream": False}
         t0 = time.perf_counter()
         data = self._request("/chat/completions", body)
         seconds = time.perf_counter() - t0
@@ -301,7 +306,7 @@ class ScriptedBackbone:
             self.count_tokens(prefill)
 
     def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
-                 prefill: str = "") -> Completion:
+                 prefill: str = "", call: int = 0) -> Completion:
         if not self.replies:
             raise AssertionError("the scripted backbone ran out of replies")
         self.calls.append({"messages": [dict(m) for m in messages], "prefill": prefill,

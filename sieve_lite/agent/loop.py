@@ -514,7 +514,7 @@ class Agent:
               prefill: str) -> Any:
         t0 = time.perf_counter()
         comp = self.backbone.complete(messages, max_tokens=max_tokens, grammar=grammar,
-                                      prefill=prefill)
+                                      prefill=prefill, call=self.acc.llm_calls)
         self.acc.model_seconds += time.perf_counter() - t0
         self.acc.llm_calls += 1
         self.acc.accumulated_prompt_tokens += comp.prompt_tokens
