@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -487,8 +487,3 @@ def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:
     t0 = time.perf_counter()
     conn.execute("VACUUM")
     report.timings["vacuum"] = time.perf_counter() - t0
-
-
-def iter_with_errors(items: Iterable[Document | DocumentError]
-                     ) -> Iterator[Document | DocumentError]:
-    yield from items

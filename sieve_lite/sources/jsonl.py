@@ -13,6 +13,17 @@ from ..errors import DocumentError
 _WS = " \t\r\n"
 
 
+def _document(obj: Any, where: str) -> Document | DocumentError:
+    """One validated document, remembering where it came from (build.py reports repeats with
+    it and strips it), or the error that names the place."""
+    try:
+        doc = Document.from_dict(obj, where)
+    except DocumentError as e:
+        return e
+    doc.meta["_where"] = where
+    return doc
+
+
 def read_jsonl(path: Path) -> Iterator[Document | DocumentError]:
     """One document per line; a bad line is reported as ``file:line: reason`` and skipped."""
     with open(path, encoding="utf-8", errors="strict", newline="") as f:
@@ -34,13 +45,7 @@ def read_jsonl(path: Path) -> Iterator[Document | DocumentError]:
             except json.JSONDecodeError as e:
                 yield DocumentError(f"not valid JSON: {e.msg} at character {e.colno}", where)
                 continue
-            try:
-                doc = Document.from_dict(obj, where)
-            except DocumentError as e:
-                yield e
-                continue
-            doc.meta["_where"] = where
-            yield doc
+            yield _document(obj, where)
 
 
 def iter_json_array(text: str, where: str) -> Iterator[tuple[int, Any]]:
@@ -98,11 +103,4 @@ def read_json_documents(path: Path, text: str) -> Iterator[Document | DocumentEr
         if isinstance(obj, DocumentError):
             yield obj
             continue
-        where = f"{path}:{line}"
-        try:
-            doc = Document.from_dict(obj, where)
-        except DocumentError as e:
-            yield e
-            continue
-        doc.meta["_where"] = where
-        yield doc
+        yield _document(obj, f"{path}:{line}")
