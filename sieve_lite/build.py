@@ -37,11 +37,9 @@ from typing import Any
 from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
+from .store.layout import MAX_VALUES, value_rowid
 from .store.packing import pack
 from .words import index_text
-
-SHIFT = 20  # rowid = doc_rowid << SHIFT | position (see store/migrations/m001_initial.py)
-MAX_VALUES = 1 << SHIFT
 
 BATCH_DOCS = 256          # documents per prepared batch
 BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes first
@@ -401,7 +399,7 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
     for (rowid, doc_id, title, sections, infobox, authors, date, url, _meta), \
             (title_idx, n_words, psecs, ib_idx, au_idx, digest, meta_json) \
             in zip(raw, prepared, strict=True):
-        base = rowid << SHIFT
+        base = value_rowid(rowid, 0)
         span = date_span(date) if date else None
         if span:
             stats["date"] += 1

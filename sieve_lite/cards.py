@@ -29,7 +29,8 @@ from typing import Any
 
 from .bql.ast import Near, Term, expand_fields
 from .documents import INTRO
-from .fetch import SHIFT, section_names
+from .fetch import section_names
+from .store.layout import doc_span
 from .store.packing import unpack
 from .words import word_spans
 
@@ -133,7 +134,7 @@ def fts_match(atom: Term | Near) -> str:
 def matched_fields(conn: Any, rowid: int, atoms: Sequence[Term | Near],
                    fields: Sequence[str]) -> list[str]:
     """Fields (in BQL order) where at least one positive atom matches this very document."""
-    lo, hi = rowid << SHIFT, (rowid << SHIFT) | ((1 << SHIFT) - 1)
+    lo, hi = doc_span(rowid)
     found: set[str] = set()
     for atom in atoms:
         expr = fts_match(atom)
@@ -231,7 +232,7 @@ def build_card(coll: Any, rank: int, rowid: int, score: float,
     conn = coll.conn
     doc_id, title, date, url = conn.execute(
         "SELECT id, title, date, url FROM documents WHERE rowid = ?", (rowid,)).fetchone()
-    lo, hi = rowid << SHIFT, (rowid << SHIFT) | ((1 << SHIFT) - 1)
+    lo, hi = doc_span(rowid)
     raw = [(h, unpack(t)) for h, t in conn.execute(
         "SELECT heading, text FROM sections WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
         (lo, hi))]

@@ -15,6 +15,11 @@ from .bql.ast import ALL_FIELDS_ORDER
 from .errors import CollectionError
 
 
+def default_collection() -> Path:
+    """The shipped demo collection: ``collections/peps.db`` beside the package."""
+    return Path(__file__).resolve().parent.parent / "collections" / "peps.db"
+
+
 class Collection:
     """A read-only collection. Thread-unsafe (one apsw connection); open one per thread."""
 
@@ -86,8 +91,7 @@ class Collection:
         if not row:
             return None
         rowid, did, title, date, url, meta = row
-        # Field-value rows of a document are the rowid range doc << 20 .. doc << 20 | 0xFFFFF.
-        span = (rowid << 20, (rowid << 20) | ((1 << 20) - 1))
+        span = store.layout.doc_span(rowid)
         out: dict[str, Any] = {"id": did, "title": title, "sections": [
             {"heading": h, "text": t} for h, t in self.conn.execute(
                 "SELECT heading, unpack(text) FROM sections WHERE rowid BETWEEN ? AND ? "

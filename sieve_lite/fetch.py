@@ -31,11 +31,11 @@ from typing import Any
 
 from .documents import INFOBOX, INTRO
 from .errors import SectionError
+from .store.layout import doc_span
 from .store.packing import unpack
 from .words import word_spans, words
 
 MAX_TOKENS = 12_000
-SHIFT = 20  # rowid = doc_rowid << 20 | position (store schema m001)
 
 
 @dataclass
@@ -147,17 +147,15 @@ def resolve_document(coll: Any, doc: str | int) -> tuple[int, str, str]:
 
 def _sections(coll: Any, rowid: int) -> list[tuple[str, str]]:
     """(heading, text) of every section, in order (rowid range: no index on ``doc`` needed)."""
-    lo = rowid << SHIFT
     return [(h, unpack(t)) for h, t in coll.conn.execute(
         "SELECT heading, text FROM sections WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
-        (lo, lo | ((1 << SHIFT) - 1)))]
+        doc_span(rowid))]
 
 
 def _infobox(coll: Any, rowid: int) -> list[tuple[str, str]]:
-    lo = rowid << SHIFT
     return list(coll.conn.execute(
         "SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
-        (lo, lo | ((1 << SHIFT) - 1))))
+        doc_span(rowid)))
 
 
 # ------------------------------------------------------------------------------- sections

@@ -37,9 +37,9 @@ from typing import Any
 
 from sqlglot import exp
 
+from ..store.layout import SHIFT  # rowid = doc_rowid << SHIFT | position
 from .ast import TEXT_FIELDS, And, DateRange, Near, Node, Not, Or, Span, Term, expand_fields
 
-SHIFT = 20  # rowid = doc_rowid << 20 | position (store/migrations/m001_initial.py)
 TABLES: dict[str, str] = {f: f"fts_{f}" for f in TEXT_FIELDS}
 DOC_TABLE = "fts_doc"  # one row per document; its columns are TEXT_FIELDS
 

@@ -1,7 +1,4 @@
-"""Commands beyond build/info, registered on ``sieve_lite.cli.cli``.
-
-Each command: parse options, call one library function, render. Kept apart from cli.py so the
-search, fetch and ask commands can grow without touching the error handling in one place.
+"""``search`` and ``fetch``: run a BQL query and show cards; read one section.
 
 ``search DB QUERY``: exit 0 when it lists results (a zero-hit fallback lists results too, and
 says so), 1 when it lists none, 2 on an error.
@@ -19,12 +16,12 @@ from pathlib import Path
 
 import click
 
-from .cli import EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, cli, print_json
-from .rank import RANKERS
-from .search import MAX_K
+from ..rank import RANKERS
+from ..search import MAX_K
+from ._common import EXIT_FOUND, EXIT_NOTHING, print_json
 
 
-@cli.command()
+@click.command()
 @click.argument("db", type=click.Path(path_type=Path))
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), default=5, show_default=True,
@@ -42,9 +39,9 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
     """Run the BQL QUERY on the collection DB and show the top K as cards."""
     import sieve_lite
 
-    from . import bql
-    from .search import render_compact, render_rich
-    from .search import search as run_search
+    from .. import bql
+    from ..search import render_compact, render_rich
+    from ..search import search as run_search
 
     with sieve_lite.open(db) as coll:
         extra: dict = {}
@@ -75,7 +72,7 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
     raise SystemExit(EXIT_FOUND if res.results else EXIT_NOTHING)
 
 
-@cli.command()
+@click.command()
 @click.argument("db", type=click.Path(path_type=Path))
 @click.argument("doc")
 @click.argument("section", required=False)
@@ -91,5 +88,3 @@ def fetch(db: Path, doc: str, section: str | None, as_json: bool) -> None:
     else:
         click.echo(res.render())
 
-
-__all__ = ["EXIT_ERROR", "fetch", "search"]

