@@ -32,8 +32,7 @@ from sieve_lite.words import words
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden" / "cards"
 CORPUS = GOLDEN / "corpus.jsonl"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-EXAMPLES = SHARED / "bql-examples" / "corpus.jsonl"
+EXAMPLES = HERE / "data" / "bql-examples" / "corpus.jsonl"
 
 
 def _build(tmp: Path, src: Path) -> Path:
