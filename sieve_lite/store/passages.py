@@ -16,6 +16,7 @@ compressor: decoding is two ``np.frombuffer`` and a ``cumsum``, ~1 ms for 700k p
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -235,3 +236,74 @@ def term_postings(conn: apsw.Connection, word: str,
         acc[ids] += tfs  # numbers are unique within one term
     ids = np.flatnonzero(acc)
     return ids, acc[ids]
+
+
+# ------------------------------------------------------------------------- add and remove
+def add_document(conn: apsw.Connection, doc: int, shape: Shape,
+                 passages: Sequence[Sequence[str]]) -> None:
+    """Add one document's passages (``passage_words``) to a built collection, inside the
+    caller's transaction: its passages take the next free numbers, so every postings list
+    stays ascending; df and the derived N and avgdl stay exact. ``doc`` must be a new rowid."""
+    first = conn.execute("SELECT coalesce(max(first + length(lens) / 4), 0) FROM passages"
+                         ).fetchone()[0]
+    write_passages(conn, [(doc, first, shape, [len(p) for p in passages])])
+    counts: dict[str, list[tuple[int, int]]] = {}
+    for j, ws in enumerate(passages):
+        for w, n in Counter(ws).items():
+            counts.setdefault(w, []).append((first + j, n))
+    for term, pairs in counts.items():
+        new_ids = np.array([q for q, _ in pairs], dtype=np.int64)
+        new_tfs = np.array([n for _, n in pairs], dtype=np.int64)
+        row = conn.execute("SELECT data FROM passage_postings WHERE term = ?",
+                           (term,)).fetchone()
+        if row:
+            ids, tfs = decode(row[0])
+            new_ids = np.concatenate((ids, new_ids))
+            new_tfs = np.concatenate((tfs.astype(np.int64), new_tfs))
+        conn.execute("INSERT OR REPLACE INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
+                     (term, len(new_ids), encode(new_ids, new_tfs)))
+
+
+def remove_document(conn: apsw.Connection, doc: int,
+                    passages: Sequence[Sequence[str]]) -> None:
+    """Remove one document's passages (the same ``passage_words`` it was added with, e.g.
+    re-cut from its stored rows) inside the caller's transaction. Its passage numbers are
+    not reused."""
+    row = conn.execute("SELECT first, lens FROM passages WHERE doc = ?", (doc,)).fetchone()
+    if row is None:
+        return
+    lo, hi = row[0], row[0] + len(row[1]) // 4
+    for term in sorted({w for ws in passages for w in ws}):
+        got = conn.execute("SELECT data FROM passage_postings WHERE term = ?",
+                           (term,)).fetchone()
+        if got is None:
+            continue
+        ids, tfs = decode(got[0])
+        keep = (ids < lo) | (ids >= hi)
+        if keep.all():
+            continue
+        if not keep.any():
+            conn.execute("DELETE FROM passage_postings WHERE term = ?", (term,))
+        else:
+            conn.execute("UPDATE passage_postings SET df = ?, data = ? WHERE term = ?",
+                         (int(keep.sum()), encode(ids[keep], tfs[keep].astype(np.int64)), term))
+    conn.execute("DELETE FROM passages WHERE doc = ?", (doc,))
+
+
+def stored_passage_words(conn: apsw.Connection, doc: int) -> tuple[Shape, list[list[str]]]:
+    """A stored document's passages re-cut from its rows (what ``remove_document`` needs)."""
+    from ..documents import INTRO
+    from ..words import index_text
+    from .layout import doc_span
+    from .packing import unpack
+
+    span = doc_span(doc)
+    title = conn.execute("SELECT title FROM documents WHERE rowid = ?", (doc,)).fetchone()
+    secs = [("" if h == INTRO else index_text(h), index_text(unpack(t))) for h, t in
+            conn.execute("SELECT heading, text FROM sections WHERE rowid BETWEEN ? AND ? "
+                         "ORDER BY rowid", span)]
+    ib = [index_text(f"{k}: {v}") for k, v in conn.execute(
+        "SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
+    au = [index_text(a) for (a,) in conn.execute(
+        "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
+    return passage_words(index_text(title[0]) if title else "", secs, ib, au)
