@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bql.ast import Near, Term, expand_fields
+from .bql.ast import Near, Term, expand_fields, positive_words
 from .documents import INTRO
 from .fetch import section_names
 from .store.layout import doc_span
@@ -226,6 +226,16 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
 
 
 # -------------------------------------------------------------------------------- building
+def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tuple[str, bool]]:
+    """The positive words of the atoms that search section text (``body``, ``tiab``, ``all``).
+
+    A snippet is section text, so these choose it: in ``"assignment expression"[title] OR
+    walrus`` the snippet must show ``walrus``, not a section that happens to say
+    "assignment". With no such atom (``fort[title]``) the caller uses every positive word."""
+    return [w for a in atoms if "body" in expand_fields(a.fields, tuple(fields))
+            for w in positive_words(a)]
+
+
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
@@ -241,12 +251,13 @@ def build_card(coll: Any, rank: int, rowid: int, score: float,
         "SELECT key FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi))))
     authors = [a for (a,) in conn.execute(
         "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi))]
-    text, section = snippet(list(zip(names, (t for _, t in raw), strict=True)), words)
+    text, section = snippet(list(zip(names, (t for _, t in raw), strict=True)),
+                            body_words(atoms, coll.text_fields) or words)
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
                 infobox_keys=keys, date=date, authors=authors, url=url,
                 matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
                 snippet=text, snippet_section=section)
 
 
-__all__ = ["Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "build_card", "fts_match",
-           "matched_fields", "snippet"]
+__all__ = ["Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "body_words", "build_card",
+           "fts_match", "matched_fields", "snippet"]
