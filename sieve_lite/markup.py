@@ -64,6 +64,8 @@ _SETTINGS = {
 # CommonMark lets any ASCII punctuation be escaped; these are the ones that can start markup.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~!&{}])")
 _BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")
+# A Markdown block that is a plain paragraph (not a heading, quote, table, fence, list, rule).
+_PARAGRAPH = re.compile(r"^(?!#|>|\||```|~~~|[-*+] |-{3}|\d+\. )")
 _ROLE = re.compile(r"^:[\w:.+-]+:`(.*)`$", re.S)
 _ADMONITIONS = ("attention", "caution", "danger", "error", "hint", "important", "note", "tip",
                 "warning", "seealso")
@@ -133,7 +135,7 @@ class _Writer:
 
         name = node.__class__.__name__
         if isinstance(node, nodes.Text):
-            return [escape_markdown(str(node))]
+            return [escape_markdown(node.astext())]
         if isinstance(node, (nodes.comment, nodes.target, nodes.substitution_definition,
                              nodes.pending, nodes.decoration, nodes.raw)):
             return []
@@ -167,7 +169,7 @@ class _Writer:
                 items.append(_indent(self.body(item) or " ", " " * len(marker), marker))
             return ["\n".join(items)]
         if isinstance(node, (nodes.definition_list, nodes.field_list, nodes.option_list)):
-            return ["\n".join(self.pair(i) for i in node.children)]
+            return [self.pair(i) for i in node.children]
         if isinstance(node, nodes.block_quote):
             return [_indent(self.body(node), "> ").replace("\n\n", "\n>\n")]
         if isinstance(node, nodes.attribution):
@@ -197,24 +199,26 @@ class _Writer:
         return self.blocks(node)  # containers: topic, sidebar, compound, container, figure...
 
     def pair(self, item: Any) -> str:
-        """A definition / field / option list item as a bullet: ``- **term**: definition``."""
+        """A definition / field / option list item: the term in bold on its own line, the
+        definition's first paragraph right under it (a hard line break), the rest after."""
         from docutils import nodes
 
         heads: list[str] = []
         body: list[str] = []
         for child in item.children:
-            if isinstance(child, (nodes.term, nodes.field_name, nodes.option_group)):
-                heads.append(self.inline(child) if not isinstance(child, nodes.option_group)
-                             else _code_span(child.astext()))
+            if isinstance(child, nodes.option_group):
+                heads.append(_code_span(child.astext()))
+            elif isinstance(child, (nodes.term, nodes.field_name)):
+                heads.append(self.inline(child))
             elif isinstance(child, nodes.classifier):
                 heads.append("*" + self.inline(child) + "*")
             else:
                 body.extend(self.blocks(child))
-        head = " : ".join(heads)
+        head = " : ".join(h for h in heads if h)
         text = f"**{head}**" if head else ""
-        if body:
-            text += (": " if text else "") + "\n\n".join(body)
-        return _indent(text or " ", "  ", "- ")
+        if body and text and _PARAGRAPH.match(body[0]):
+            text += "\\\n" + body.pop(0)
+        return "\n\n".join([text] + body if text else body)
 
     def table(self, node: Any) -> str:
         from docutils import nodes
@@ -249,7 +253,8 @@ class _Writer:
         from docutils import nodes
 
         if isinstance(node, nodes.Text):
-            return escape_markdown(str(node))
+            # astext(), not str(): docutils keeps a backslash escape as a NUL in str()
+            return escape_markdown(node.astext())
         if isinstance(node, (nodes.literal, nodes.math)):
             return _code_span(node.astext())
         if isinstance(node, nodes.problematic):
