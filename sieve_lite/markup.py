@@ -55,7 +55,8 @@ def guess_markup(text: str) -> str:
 
 # --------------------------------------------------------------------- reST -> Markdown
 _SETTINGS = {
-    "report_level": 5, "halt_level": 5, "warning_stream": None, "traceback": False,
+    # traceback=True: a docutils failure is raised to us, not printed to stderr with an exit
+    "report_level": 5, "halt_level": 5, "warning_stream": None, "traceback": True,
     "file_insertion_enabled": False, "raw_enabled": False, "_disable_config": True,
     "doctitle_xform": False, "sectsubtitle_xform": False, "docinfo_xform": False,
     "input_encoding": "unicode", "syntax_highlight": "none", "embed_stylesheet": False,
@@ -79,7 +80,7 @@ def rst_to_markdown(text: str) -> str:
     settings = dict(_SETTINGS, warning_stream=io.StringIO())
     try:
         tree = publish_doctree(text, settings_overrides=settings)
-    except Exception:  # docutils bugs on hostile input must not cost the reader the text
+    except (Exception, SystemExit):  # e.g. RecursionError on 500 nested lists: show it as is
         return _fence(text)
     return "\n\n".join(_Writer().blocks(tree)).strip() + "\n"
 

@@ -234,6 +234,13 @@ def _wrap(text: Text, width: int, max_lines: int) -> list[Text]:
         last.append("…")
     for line in lines:
         line.rstrip()
+    if len(lines) > 1 and lines[-1].plain == "…":  # the data's cut mark wrapped alone
+        lines.pop()
+        last = lines[-1]
+        if cell_len(last.plain) + 2 > width:
+            last.truncate(width - 2)
+            last.rstrip()
+        last.append(" …")
     return lines
 
 
