@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from io import StringIO
 from typing import Any
@@ -43,6 +44,7 @@ from .cards import Card
 from .documents import INFOBOX
 from .fetch import FetchResult
 from .words import word_spans
+from .words import words as bql_words
 
 CARD_LINES = 8       # the most lines a card takes, frame included
 MAX_WIDTH = 120      # cards and fetched text are not made wider than this: long lines tire
@@ -424,23 +426,54 @@ class Folded:
 
 
 # ----------------------------------------------------------------------------------- fetch
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s)>\]]+", re.I)
+
+
+def _markdown(text: str) -> RenderableType:
+    """rich's Markdown, but raw HTML is text: rich drops HTML tokens, and a collection's
+    words must not vanish. Links show their address (no terminal hyperlinks: an address
+    from a collection is shown, not hidden behind its text)."""
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    md = Markdown(text, hyperlinks=False)
+    md.parsed = MarkdownIt("commonmark", {"html": False}).enable(
+        ["strikethrough", "table"]).parse(text)
+    return md
+
+
+def _keeps_words(shown: str, source: str, share: float) -> bool:
+    """Whether ``shown`` has at least ``share`` of the words of ``source``, addresses aside
+    (an image's or a link definition's address is rightly not shown)."""
+    want = Counter(bql_words(_URL.sub(" ", source)))
+    if not want:
+        return True
+    have = Counter(bql_words(_URL.sub(" ", shown)))
+    return sum(min(n, have[w]) for w, n in want.items()) >= share * sum(want.values())
+
+
 def section_renderable(text: str, markup: str | None = None, words: Words = ()
                        ) -> RenderableType:
     """A section's text as people read it: Markdown and reStructuredText rendered as rich
     renders Markdown, plain text as it is; the query's words highlighted. ``markup`` None
-    guesses it from the text (``markup.guess_markup``)."""
-    from rich.markdown import Markdown
+    guesses it from the text (``markup.guess_markup``).
 
+    A rendering that loses words gives way to the text as it is: reST written as Markdown
+    that has no words left (a section made only of a link target), or rendered Markdown
+    that shows less than 80% of its words (a parser's limit can drop a subtree: markdown-it
+    stops at 100 nested lists or quotes). The reST writer drops some words on purpose:
+    footnote names, role names, directive options."""
     from .markup import guess_markup, rst_to_markdown
 
     text = sanitize(text)
     kind = markup or guess_markup(text)
-    if kind == "rst":
-        body: RenderableType = Markdown(rst_to_markdown(text), hyperlinks=False)
-    elif kind == "markdown":
-        body = Markdown(text, hyperlinks=False)
-    else:
-        body = Text(text)
+    body: RenderableType = Text(text)
+    if kind in ("rst", "markdown"):
+        md = rst_to_markdown(text) if kind == "rst" else text
+        rendered = _markdown(md)
+        if (bql_words(md) or not bql_words(text)) and \
+                _keeps_words(render_text(rendered, MAX_WIDTH), md, 0.8):
+            body = rendered
     return Highlighted(body, words) if words else body
 
 

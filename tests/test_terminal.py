@@ -340,6 +340,20 @@ def test_rst_hostile_never_raises(bad):
     t.render_text(t.section_renderable(bad, "rst", [("x", False)]), 80)
 
 
+def test_rendering_never_loses_the_words():
+    # raw HTML is shown as text (rich drops HTML tokens)
+    out = t.render_text(t.section_renderable("Para <b>bold</b>\n\n<div>\nblock html\n</div>",
+                                             "markdown"), 80)
+    assert "<b>bold</b>" in out and "block html" in out
+    # past markdown-it's nesting limit a subtree would vanish: the text is shown as it is
+    deep = "- " * 300 + "needle\n\n" + "> " * 300 + "haystack"
+    out = t.render_text(t.section_renderable(deep, "markdown"), 80)
+    assert "needle" in out and "haystack" in out
+    # a reST section made only of a link target renders to nothing: shown as written
+    target = ".. _Open Publication License: http://www.opencontent.org/openpub/"
+    assert "Open Publication License" in t.render_text(t.section_renderable(target, "rst"), 80)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=60))
 def test_escape_markdown_renders_the_text_itself(s):
