@@ -169,33 +169,36 @@ def _meta_line(card: Card, match: WordMatch, width: int) -> Text:
 
 def headings_line(headings: Sequence[str], match: WordMatch, width: int) -> Text:
     """One line of ``width`` cells: the headings that hold a query word first, then the
-    others in document order, as many as fit (a heading too long for the room left is passed
-    over for shorter ones after it), then ``+N more`` counting every heading not shown."""
+    others in document order, as many as fit, then ``+N more`` counting every heading not
+    shown. A heading too long for the room left is passed over for shorter ones after it,
+    except the first of the line (the first holding a query word, if any): that one is cut
+    with an ellipsis rather than left out (a unique prefix is enough to fetch it)."""
     names = [one_line(h) for h in headings]
     hit = [n for n in names if match.spans(n)]
     order = hit + [n for n in names if n not in hit]
     line = Text(f"{len(names)} section{'s' if len(names) != 1 else ''}: ", DIM)
     sep = cell_len(SEP)
     room = width - cell_len(line.plain)
+    shown: list[Text] = []
     if sum(map(cell_len, order)) + sep * (len(order) - 1) <= room:
-        shown = order
+        shown = [highlight(n, match) for n in order]
     else:
         room -= cell_len(f" +{len(order)} more")
-        shown, used = [], 0
-        for name in order:
+        used = 0
+        for i, name in enumerate(order):
             need = cell_len(name) + (sep if shown else 0)
             if used + need <= room:
-                shown.append(name)
+                shown.append(highlight(name, match))
                 used += need
-    for i, name in enumerate(shown):
+            elif i == 0:  # the first (a query word's, if any): cut rather than left out
+                piece = highlight(name, match)
+                piece.truncate(max(1, min(room, max(room // 2, 24))), overflow="ellipsis")
+                shown.append(piece)
+                used += cell_len(piece.plain)
+    for i, piece in enumerate(shown):
         if i:
             line.append(SEP, DIM)
-        line.append_text(highlight(name, match))
-    if not shown and order:  # not even one fits: cut the first rather than show none
-        piece = highlight(order[0], match)
-        piece.truncate(max(1, room), overflow="ellipsis")
         line.append_text(piece)
-        shown = order[:1]
     if len(shown) < len(order):
         line.append(f" +{len(order) - len(shown)} more", DIM)
     return _fit(line, width)

@@ -199,8 +199,11 @@ def test_headings_matched_first_then_more():
     assert len(shown) + more == 44 and cell_len(line) <= 76
     # everything fits: no count
     assert headings_line(["A", "B"], WordMatch(), 76).plain == "2 sections: A · B"
-    # a heading too long is passed over for shorter ones; when none fits, the first is cut
-    assert headings_line(["x" * 200, "B"], WordMatch(), 40).plain == "2 sections: B +1 more"
+    # a heading too long is passed over for shorter ones, but the first is cut, not dropped
+    line = headings_line(["A", "x" * 200, "B"], WordMatch(), 40).plain
+    assert line == "3 sections: A · B +1 more"
+    line = headings_line(["A", "walrus " * 30, "B"], WordMatch([("walrus", False)]), 60).plain
+    assert line.startswith("3 sections: walrus walrus") and line.endswith("… · A · B")
     cut = headings_line(["x" * 200, "y" * 200], WordMatch(), 40).plain
     assert cut.startswith("2 sections: xxx") and "…" in cut and cut.endswith("+1 more")
     assert cell_len(cut) <= 40
