@@ -439,10 +439,23 @@ def _markdown(text: str) -> RenderableType:
     from markdown_it import MarkdownIt
     from rich.markdown import Markdown
 
-    md = Markdown(text, hyperlinks=False)
+    md = Markdown("", hyperlinks=False)  # parsed below, once, our way
+    md.markup = text
     md.parsed = MarkdownIt("commonmark", {"html": False}).enable(
         ["strikethrough", "table"]).parse(text)
     return md
+
+
+def _parsed_text(md: Any) -> str:
+    """The text markdown-it kept of a Markdown source: what rich will show of it."""
+    out: list[str] = []
+    for token in md.parsed:
+        if token.type in ("fence", "code_block"):
+            out.append(token.content)
+        for child in token.children or ():
+            if child.type in ("text", "code_inline", "image"):  # an image shows its alt text
+                out.append(child.content)
+    return " ".join(out)
 
 
 def _keeps_words(shown: str, source: str, share: float) -> bool:
@@ -475,7 +488,7 @@ def section_renderable(text: str, markup: str | None = None, words: Words = ()
         md = rst_to_markdown(text) if kind == "rst" else text
         rendered = _markdown(md)
         if (bql_words(md) or not bql_words(text)) and \
-                _keeps_words(render_text(rendered, MAX_WIDTH), md, 0.8):
+                _keeps_words(_parsed_text(rendered), md, 0.8):
             body = rendered
     return Highlighted(body, words) if words else body
 
