@@ -11,7 +11,7 @@ and no line is wider than the width (in terminal cells, so wide characters count
 
     ╭─ 1. Title, cut with an ellipsis when it does not fit ───────────────────╮
     │ by First Author, Second Author +3 · matched title, body                 │
-    │ 74 sections: Matched heading · Abstract · Motivation · … +70 more       │
+    │ 74 sections: Matched heading · Abstract · Motivation +71 more           │
     │ Section: … a snippet of at most 25 words with the query's words         │
     │ highlighted …                                                           │
     ╰──────────────────────────────────── pep-0622 · 2020-06-23 · score 3.4 ─╯
@@ -129,8 +129,14 @@ def card_from_dict(d: dict[str, Any]) -> Card:
         card = Card(**{k: v for k, v in d.items() if k in names})
     except TypeError as e:
         raise ValueError(f"not a card: {e}") from None
-    if not isinstance(card.headings, list) or not isinstance(card.title, str):
-        raise ValueError("not a card: bad headings or title")
+    texts = (card.id, card.title, card.snippet)
+    lists = (card.headings, card.authors, card.matched_fields)
+    if not (isinstance(card.rank, int) and isinstance(card.score, (int, float))
+            and all(isinstance(x, str) for x in texts)
+            and all(isinstance(x, str) for x in (card.date, card.snippet_section) if x)
+            and all(isinstance(x, list) and all(isinstance(y, str) for y in x)
+                    for x in lists)):
+        raise ValueError("not a card: a field has the wrong type")
     return card
 
 

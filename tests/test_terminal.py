@@ -248,6 +248,10 @@ def test_card_round_trips_through_a_transcript():
     assert dataclasses.asdict(again) == dataclasses.asdict(card) | {"score": 1.5}
     with pytest.raises(ValueError):
         t.card_from_dict({"rank": 1})
+    with pytest.raises(ValueError):  # a hand-edited transcript
+        t.card_from_dict({**card.to_dict(), "score": "high"})
+    with pytest.raises(ValueError):
+        t.card_from_dict({**card.to_dict(), "headings": [1, 2]})
 
 
 _text_st = st.text(st.characters(blacklist_categories=("Cs",)), max_size=120)
