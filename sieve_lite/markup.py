@@ -28,7 +28,7 @@ _FORMAT_MARKUP = {"markdown": "markdown", "rst": "rst", "text": "text", "html": 
                   "pdf": "text", "docx": "text", "epub": "text"}
 
 _RST_SIGNS = [re.compile(p, re.M) for p in (
-    r"^\.\. [\w:-]+::", r"::\s*$", r"``[^`\n]+``", r":[\w:.+-]+:`[^`\n]+`", r"`[^`\n]+`_\b",
+    r"^\.\. [\w:-]+::", r"::\s*$", r"``[^`\n]+``", r":[\w:.+-]+:`[^`]{1,200}`", r"`[^`\n]+`_\b",
     r"^\.\. \[[^\]\n]+\]", r"^([=\-~^\"'`#*+])\1{2,}\s*$")]
 _MD_SIGNS = [re.compile(p, re.M) for p in (
     r"^```", r"^~~~", r"^#{1,6} \S", r"\[[^\]\n]+\]\([^)\s]+\)", r"(?<!`)`[^`\n]+`(?!`|_)",

@@ -604,10 +604,12 @@ def live_hits(hits: Iterable[dict[str, Any]], words: Words, width: int, *,
     return lines
 
 
-def live_read(text: str, words: Words, *, verbose: bool = False) -> RenderableType:
+def live_read(text: str, words: Words, *, markup: str | None = None,
+              verbose: bool = False) -> RenderableType:
     """A fetched section in the ``ask`` live view: its first ``LIVE_READ_LINES`` rendered
-    lines with the last search's words highlighted (all of it when ``verbose``)."""
-    body = section_renderable(text, None, words)
+    lines with the last search's words highlighted (all of it when ``verbose``); ``markup``
+    None guesses it."""
+    body = section_renderable(text, markup, words)
     return body if verbose else Folded(body, LIVE_READ_LINES, " (--verbose shows them)")
 
 

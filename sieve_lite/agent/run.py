@@ -34,7 +34,10 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
         if writer:
             sinks.append(writer)
         if live:
-            sinks.append(LiveView(verbose=verbose))
+            from ..markup import markup_of_source
+
+            sinks.append(LiveView(verbose=verbose,
+                                  markup=markup_of_source(coll.meta.get("source", ""))))
 
         def on_event(event: dict[str, Any]) -> None:
             for sink in sinks:

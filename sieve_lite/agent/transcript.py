@@ -73,12 +73,13 @@ class LiveView:
     with the last search's words highlighted; ``verbose`` shows every card and whole reads."""
 
     def __init__(self, console: Any = None, show_cards: bool = True,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, markup: str | None = None) -> None:
         from rich.console import Console
 
         self.console = console or Console(stderr=True, highlight=False)
         self.show_cards = show_cards
         self.verbose = verbose
+        self.markup = markup  # the collection's (``markup.markup_of_source``); None: guess
         self.words: list[tuple[str, bool]] = []  # the last search's words, to highlight
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -149,8 +150,8 @@ class LiveView:
 
                     from ..terminal import live_read
 
-                    c.print(Padding(live_read(text, self.words, verbose=self.verbose),
-                                    (0, 0, 0, 4)))
+                    c.print(Padding(live_read(text, self.words, markup=self.markup,
+                                              verbose=self.verbose), (0, 0, 0, 4)))
         elif kind == "answer":
             c.print(f"[bold cyan]{label}[/bold cyan] [bold]answer[/bold] "
                     f"{escape(action.get('text', ''))}{repair} [dim]({timing})[/dim]")
