@@ -110,6 +110,18 @@ def test_cards_fit_width_and_eight_lines(demo, demo_results, width):
 
 
 @needs_demo
+@pytest.mark.slow
+def test_cards_fit_with_the_default_ranker(demo):
+    """The same on the default (hybrid) ranking, which brings other documents to the top."""
+    for q in QUERIES:
+        res = demo.search(q, k=5)
+        words = t.query_words(q, demo.fields)
+        for hit in res.results:
+            lines = t.card_lines(hit.card, words, 80)
+            assert len(lines) <= t.CARD_LINES and all(cell_len(x.plain) <= 80 for x in lines)
+
+
+@needs_demo
 def test_typical_card_at_80_columns(demo):
     res = demo.search("walrus", k=5, ranker="bm25")
     words = t.query_words("walrus", demo.fields)
