@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import rank as rk
-from .bql.ast import Near, Term, expand_fields
+from .bql.ast import Near, Term, expand_fields, positive_words
 from .documents import INFOBOX, INTRO
 from .fetch import section_names
 from .store import cards as sql
@@ -241,6 +241,16 @@ def _snippet_source(coll: Any, rowid: int, names: list[str],
     return [(AUTHORS, ", ".join(sql.authors(conn, rowid)))]
 
 
+def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tuple[str, bool]]:
+    """The positive words of the atoms that search section text (``body``, ``tiab``, ``all``).
+
+    A snippet is section text, so these choose it: in ``"assignment expression"[title] OR
+    walrus`` the snippet must show ``walrus``, not a section that happens to say
+    "assignment". With no such atom (``fort[title]``) the caller uses every positive word."""
+    return [w for a in atoms if "body" in expand_fields(a.fields, tuple(fields))
+            for w in positive_words(a)]
+
+
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
@@ -248,12 +258,14 @@ def build_card(coll: Any, rank: int, rowid: int, score: float,
     doc_id, title, date, url = sql.document_row(conn, rowid)
     names = section_names(sql.headings(conn, rowid))
     keys = list(dict.fromkeys(k for k, _ in sql.infobox(conn, rowid)))
-    text, section = snippet(_snippet_source(coll, rowid, names, words), words)
+    # The snippet is section text: the words of atoms that search it choose the passage.
+    snippet_words = body_words(atoms, coll.text_fields) or words
+    text, section = snippet(_snippet_source(coll, rowid, names, snippet_words), snippet_words)
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
                 infobox_keys=keys, date=date, authors=sql.authors(conn, rowid), url=url,
                 matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
                 snippet=text, snippet_section=section)
 
 
-__all__ = ["AUTHORS", "Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "build_card", "fts_match",
-           "matched_fields", "snippet"]
+__all__ = ["AUTHORS", "Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "body_words",
+           "build_card", "fts_match", "matched_fields", "snippet"]

@@ -237,7 +237,7 @@ class Agent:
                               "engine_query": res.engine_query, "notes": res.notes,
                               "clause_counts": res.clause_counts,
                               "hits": [{"rank": h.rank, "id": h.id, "title": h.title,
-                                        "card": h.card} for h in res.hits]})
+                                        "card": h.card, "data": h.data} for h in res.hits]})
             stub = f"[results of step {step.index}, shortened: " + "; ".join(
                 f"{h.rank} {h.id} {h.title}" for h in res.hits) + "]"
             return self._search_text(res), {"stub": stub}

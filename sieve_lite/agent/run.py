@@ -11,7 +11,7 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
                  backbone: str | None = None, mode: str = "sieve", max_steps: int = 100,
                  n_ctx: int = 8192, ranker: str | None = None,
                  transcript: str | os.PathLike[str] | None = None, live: bool = False,
-                 budgets: Any = None, backbone_obj: Any = None) -> Any:
+                 budgets: Any = None, backbone_obj: Any = None, verbose: bool = False) -> Any:
     """Open the collection, make the backbone, build the manual, run one episode."""
     import sieve_lite
 
@@ -34,7 +34,10 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
         if writer:
             sinks.append(writer)
         if live:
-            sinks.append(LiveView())
+            from ..markup import markup_of_source
+
+            sinks.append(LiveView(verbose=verbose,
+                                  markup=markup_of_source(coll.meta.get("source", ""))))
 
         def on_event(event: dict[str, Any]) -> None:
             for sink in sinks:

@@ -37,6 +37,7 @@ class Hit:
     title: str
     sections: list[str] = field(default_factory=list)  # every fetchable section name
     card: str = ""                                      # the compact text shown to the model
+    data: dict[str, Any] = field(default_factory=dict)  # the card as data (people's view)
 
 
 @dataclass
@@ -164,7 +165,8 @@ class CollectionTools:
             else:
                 secs = self.sections(h.id)
             hits.append(Hit(rank=int(h.rank), id=str(h.id), title=str(h.title), sections=secs,
-                            card=self._card_text(h, secs)))
+                            card=self._card_text(h, secs),
+                            data=card.to_dict() if hasattr(card, "to_dict") else {}))
         return SearchOutcome(query=query, engine_query=engine_query, total=int(res.total),
                              fallback=bool(getattr(res, "fallback", False)), hits=hits,
                              notes=[str(n) for n in (getattr(res, "notes", None) or [])],

@@ -36,14 +36,16 @@ from ._common import EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, print_json
 @click.option("--replay", type=click.Path(path_type=Path), default=None,
               help="Print a transcript written by --transcript, and exit.")
 @click.option("--quiet", "-q", is_flag=True, help="No live view: only the answer.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Live view: every card in full (not only the first 3) and whole reads.")
 def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: str,
         max_steps: int, n_ctx: int, ranker: str | None, as_json: bool,
-        transcript: Path | None, replay: Path | None, quiet: bool) -> None:
+        transcript: Path | None, replay: Path | None, quiet: bool, verbose: bool) -> None:
     """Answer QUESTION by searching, inspecting cards and fetching sections of DB (default:
     the shipped PEP collection) with a local model, offline. With one argument it is the
     question; with two, the first is the collection."""
     if replay is not None:
-        _replay(replay, as_json)
+        _replay(replay, as_json, verbose)
         return
     if not args:
         raise click.UsageError("give a QUESTION (and optionally a DB before it)")
@@ -68,7 +70,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
 
     episode = run_question(db, question, model=model, backbone=backbone, mode=mode,
                            max_steps=max_steps, n_ctx=n_ctx, ranker=ranker,
-                           transcript=transcript, live=not quiet)
+                           transcript=transcript, live=not quiet, verbose=verbose)
     if as_json:
         print_json(episode.to_json())
     elif quiet:
@@ -82,7 +84,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     raise SystemExit(EXIT_NOTHING if episode.answer == NO_ANSWER else EXIT_FOUND)
 
 
-def _replay(path: Path, as_json: bool) -> None:
+def _replay(path: Path, as_json: bool, verbose: bool = False) -> None:
     from rich.console import Console
 
     from ..agent.transcript import read_transcript, replay
@@ -94,6 +96,6 @@ def _replay(path: Path, as_json: bool) -> None:
             raise SieveError(f"{path} has no end event (the episode was cut short)")
         print_json({k: v for k, v in end.items() if k != "event"})
         return
-    end = replay(path, Console(highlight=False))
+    end = replay(path, Console(highlight=False), verbose)
     if end is None:
         raise SystemExit(EXIT_ERROR)
