@@ -12,7 +12,7 @@ from typing import Any
 
 from . import store
 from .bql.ast import ALL_FIELDS_ORDER
-from .errors import CollectionError
+from .errors import CollectionError, DamagedCollection
 
 
 def default_collection() -> Path:
@@ -34,7 +34,7 @@ class Collection:
             raise
         except Exception as e:  # a damaged file: one line, not a traceback
             self.conn.close()
-            raise CollectionError(f"{self.path} cannot be read as a collection: {e}") from None
+            raise DamagedCollection(f"{self.path} cannot be read as a collection: {e}") from None
         self.fields: tuple[str, ...] = tuple(
             f for f in ALL_FIELDS_ORDER
             if f in ("title", "body", "tiab", "all") or self.meta.get(f"has_{f}") == "1")

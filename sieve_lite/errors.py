@@ -47,6 +47,13 @@ class CollectionError(SieveError):
     """A collection file that cannot be opened or used (missing, corrupt, other schema...)."""
 
 
+class DamagedCollection(CollectionError):
+    """A collection file that is damaged (corrupt pages, a table of its schema missing): the
+    file is the problem, not the request, so scripts see exit code 3, not 2."""
+
+    exit_code = 3
+
+
 class BuildError(SieveError):
     """A build that cannot go on (no sources, strict mode hit a bad document, ...)."""
 
@@ -57,6 +64,10 @@ class SectionError(SieveError):
 
 class EnvironmentProblem(SieveError):
     """The runtime lacks something we need (an SQLite feature, a model file, a package)."""
+
+
+class ConfigError(SieveError):
+    """A configuration file or setting that cannot be used (bad TOML, unknown key, bad value)."""
 
 
 class ModelError(SieveError):

@@ -29,7 +29,7 @@ def test_a_file_missing_a_table_of_its_version_is_refused(examples_db: Path,
     before = db.read_bytes()
     cli = [sys.executable, "-c", "from sieve_lite.cli import main; main()"]
     proc = subprocess.run([*cli, "search", str(db), "x"], capture_output=True, text=True)
-    assert proc.returncode == 2
+    assert proc.returncode == 3  # a damaged collection (issue #12's exit codes)
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert db.read_bytes() == before
 

@@ -1,11 +1,13 @@
 """The command line: each command parses options, calls one library function, and renders.
 
 One package, one module per command group (``collection``: build, info; ``search``: search,
-fetch; ``ask``: the agent). Command modules import ``_common`` only; this module imports them
-and registers each command in ``COMMANDS``, the one place commands are added. The library never
-imports this package.
+fetch; ``ask``: the agent; ``config``; ``mcp``). Command modules import only the shared
+underscore modules (``_common``: exit codes, arguments, output plumbing; ``_render``: which
+renderer runs for which format); this module imports them and registers each command in
+``COMMANDS``, the one place commands are added. The library never imports this package.
 
-Typed errors become one line on stderr and an exit code here, in ``main``, and nowhere else.
+Typed errors become one line on stderr and an exit code here, in ``SieveGroup`` and ``main``,
+and nowhere else. ``docs/cli.md`` is generated from these commands (``reference.py``).
 """
 
 from __future__ import annotations
@@ -17,19 +19,34 @@ from typing import Any
 
 import click
 
-from ..errors import SieveError
+from ..errors import QueryError, SieveError
 from . import ask as _ask
 from . import collection as _collection
+from . import config as _config
+from . import mcp as _mcp
 from . import search as _search
-from ._common import EXIT_DAMAGED, EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, print_json
+from ._common import (
+    EXIT_CODES_HELP,
+    EXIT_DAMAGED,
+    EXIT_ERROR,
+    EXIT_FOUND,
+    EXIT_NOTHING,
+    print_json,
+)
 
-EXIT_HELP = f"""\b
-Exit codes:
-  {EXIT_FOUND}  results admitted, or the work is done
-  {EXIT_NOTHING}  nothing admitted (a fallback listing, when shown, is flagged as one)
-  {EXIT_ERROR}  a usage or query error (one line on stderr)
-  {EXIT_DAMAGED}  a damaged collection or an internal error (one line on stderr)
+EXIT_HELP = EXIT_CODES_HELP + """
+
+\b
+Defaults (collection, ranker, model, backbone): sieve-lite config.
+Shell completion: eval "$(_SIEVE_LITE_COMPLETE=bash_source sieve-lite)" (see docs/cli.md).
 """
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _one_line(e: BaseException) -> str:
@@ -48,6 +65,11 @@ class SieveGroup(click.Group):
             raise
         except SieveError as e:
             click.echo(f"error: {e}", err=True)
+            if isinstance(e, QueryError) and e.highlight() and _stderr_is_terminal():
+                # The caret under the bad span, for a person; a script reading stderr still
+                # gets exactly one line.
+                for line in e.highlight().splitlines():
+                    click.echo(f"  {line}", err=True)
             ctx.exit(e.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
@@ -60,6 +82,11 @@ class SieveGroup(click.Group):
         except Exception as e:
             if os.environ.get("SIEVE_LITE_DEBUG"):
                 raise
+            if type(e).__module__ == "apsw" and type(e).__name__ in ("CorruptError",
+                                                                    "NotADBError"):
+                click.echo(f"error: the collection is damaged ({_one_line(e)[:300]}); rebuild "
+                           "it with 'sieve-lite build'", err=True)
+                ctx.exit(EXIT_DAMAGED)
             click.echo(f"error: internal error ({type(e).__name__}: {_one_line(e)[:300]}); "
                        "set SIEVE_LITE_DEBUG=1 to see the traceback", err=True)
             ctx.exit(EXIT_DAMAGED)
@@ -74,6 +101,7 @@ def cli() -> None:
 
 COMMANDS: tuple[click.Command, ...] = (
     _collection.build, _collection.info, _search.search, _search.fetch, _ask.ask,
+    _config.config, _mcp.mcp,
 )
 for _command in COMMANDS:
     cli.add_command(_command)
@@ -82,7 +110,7 @@ for _command in COMMANDS:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI; usage errors become one line and exit 2."""
     try:
-        sys.exit(cli.main(args=argv, standalone_mode=False) or 0)
+        sys.exit(cli.main(args=argv, prog_name="sieve-lite", standalone_mode=False) or 0)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

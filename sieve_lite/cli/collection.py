@@ -8,7 +8,16 @@ import click
 
 from ..errors import SieveError
 from ..sources import FORMATS
-from ._common import print_json
+from . import _render
+from ._common import (
+    EXIT_CODES_HELP,
+    EXIT_FOUND,
+    color_option,
+    default_collection,
+    finish,
+    format_option,
+    pick_format,
+)
 
 
 @click.command()
@@ -42,25 +51,19 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
                    f"{report.seconds:.1f}s", err=True)
 
 
-@click.command()
-@click.argument("db", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-def info(db: Path, as_json: bool) -> None:
-    """Describe a collection: documents, sections, fields, schema, model, size."""
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("db", required=False, type=click.Path(path_type=Path))
+@format_option(_render.INFO_FORMATS)
+@color_option
+def info(db: Path | None, fmt: str | None, as_json: bool, color: str) -> None:
+    """Describe a collection: documents, sections, fields, schema, model, size.
+
+    DB may be left out when a default collection is set.
+    """
     import sieve_lite
 
+    db = db or default_collection()
+    fmt = pick_format(fmt, as_json, choices=_render.INFO_FORMATS)
     with sieve_lite.open(db) as coll:
         data = coll.info()
-    if as_json:
-        print_json(data)
-        return
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(show_header=False, box=None)
-    for key, value in data.items():
-        if isinstance(value, list):
-            value = ", ".join(value)
-        table.add_row(f"[bold]{key}[/bold]", escape("" if value is None else str(value)))
-    Console().print(table)
+    finish(lambda: _render.info(data, fmt, color), EXIT_FOUND)

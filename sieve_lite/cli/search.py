@@ -1,9 +1,10 @@
 """``search`` and ``fetch``: run a BQL query and show cards; read one section.
 
-``search DB QUERY``: exit 0 when it lists results (a zero-hit fallback lists results too, and
-says so), 1 when it lists none, 2 on an error.
+``search [DB] QUERY``: exit 0 when the query admitted documents; 1 when it admitted none (the
+zero-hit fallback listing may still be shown, flagged as one; ``--no-fallback`` hides it);
+2 on a usage or query error; 3 on a damaged collection.
 
-``fetch DB DOC [SECTION]``: DOC is a document id. A rank ("2") only means something inside a
+``fetch [DB] DOC [SECTION]``: DOC is a document id. A rank ("2") only means something inside a
 session that remembers the last listing (the library and the agent); the command line has no
 session, so a number is looked up as an id and, when no document has it, refused with a
 message saying to give the id from a card. Without SECTION, fetch prints the document's
@@ -12,40 +13,62 @@ outline: every section name with its length, the names to fetch.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..rank import RANKERS
 from ..search import MAX_K
-from ._common import EXIT_FOUND, EXIT_NOTHING, print_json
+from . import _render
+from ._common import (
+    EXIT_CODES_HELP,
+    EXIT_FOUND,
+    EXIT_NOTHING,
+    color_option,
+    finish,
+    format_option,
+    pick_format,
+    split_db,
+)
+
+DB_HELP = ("DB may be left out when a default collection is set (sieve-lite config set "
+           "collection PATH, or SIEVE_LITE_COLLECTION); the first argument is DB when it "
+           "names a file or ends in .db.")
 
 
-@click.command()
-@click.argument("db", type=click.Path(path_type=Path))
-@click.argument("query")
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("args", nargs=-1, metavar="[DB] QUERY")
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), default=5, show_default=True,
               help="How many results (cards) to show.")
-@click.option("--ranker", type=click.Choice(RANKERS), default="hybrid", show_default=True,
-              help="Order of the admitted set (hybrid = RRF of bm25 and dense).")
-@click.option("--strict", is_flag=True, help="No zero-hit fallback: an empty selection is empty.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-@click.option("--compact", is_flag=True, help="The agent's compact text instead of rich cards.")
+@click.option("--ranker", type=click.Choice(RANKERS), default=None,
+              help="Order of the admitted set (hybrid = RRF of bm25 and dense). Default: "
+                   "SIEVE_LITE_RANKER, the config file, else hybrid.")
+@click.option("--no-fallback", "--strict", "no_fallback", is_flag=True,
+              help="When the query admits nothing, show nothing (no fallback listing).")
+@format_option(_render.SEARCH_FORMATS)
+@click.option("--compact", is_flag=True, hidden=True, help="Short for --format compact.")
+@color_option
 @click.option("--explain", "show_explain", is_flag=True,
-              help="Print the query read back, clause by clause.")
-@click.option("--sql", "show_sql", is_flag=True, help="Print the compiled SQL and its parameters.")
-def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: bool,
-           compact: bool, show_explain: bool, show_sql: bool) -> None:
-    """Run the BQL QUERY on the collection DB and show the top K as cards."""
+              help="Show the query read back, clause by clause.")
+@click.option("--sql", "show_sql", is_flag=True, help="Show the compiled SQL and its parameters.")
+@click.option("--qid", default="1", show_default=True, help="The query id of --format trec.")
+@click.option("--run-tag", default=None,
+              help="The run tag of --format trec. Default: sieve-lite.RANKER.")
+def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
+           fmt: str | None, as_json: bool, compact: bool, color: str, show_explain: bool,
+           show_sql: bool, qid: str, run_tag: str | None) -> None:
+    """Run the BQL QUERY on the collection DB and show the top K as cards.
+
+    Quote the query: it is one argument (sieve-lite search peps.db 'walrus operator').
+    """
     import sieve_lite
 
-    from .. import bql
-    from ..search import render_compact
+    from .. import bql, config
     from ..search import search as run_search
-    from ..terminal import print_search, query_words
 
+    db, (query,) = split_db(args, ("QUERY",), "search")
+    fmt = pick_format(fmt or ("compact" if compact else None), as_json,
+                      choices=_render.SEARCH_FORMATS)
+    ranker = ranker or config.default("ranker") or "hybrid"
     with sieve_lite.open(db) as coll:
-        words = query_words(query, coll.fields)
         extra: dict = {}
         if show_explain or show_sql:
             node = bql.parse(query, coll.fields)
@@ -54,48 +77,30 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
             if show_sql:
                 c = bql.compile_query(node, coll.fields)
                 extra["sql"] = {"sql": c.sql, "params": list(c.params)}
-        res = run_search(coll, query, k=k, ranker=ranker, strict=strict)
-    if as_json:
-        print_json({**res.to_dict(), **extra})
-    else:
-        if "explain" in extra:
-            click.echo("query:")
-            for line in extra["explain"]:
-                click.echo(f"  {line}")
-        if "sql" in extra:
-            click.echo("sql: " + extra["sql"]["sql"])
-            click.echo("params: " + repr(extra["sql"]["params"]))
-        if compact:
-            click.echo(render_compact(res))
-        else:
-            from rich.console import Console
-
-            print_search(res, Console(highlight=False), words)
-    raise SystemExit(EXIT_FOUND if res.results else EXIT_NOTHING)
+        res = run_search(coll, query, k=k, ranker=ranker, strict=no_fallback)
+    code = EXIT_FOUND if res.total else EXIT_NOTHING
+    finish(lambda: _render.search(res, fmt, color, extra, str(db), qid, run_tag), code)
 
 
-@click.command()
-@click.argument("db", type=click.Path(path_type=Path))
-@click.argument("doc")
-@click.argument("section", required=False)
-@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-@click.option("--highlight", metavar="QUERY", default=None,
-              help="Highlight the positive words of this BQL query (the search you came from).")
-def fetch(db: Path, doc: str, section: str | None, as_json: bool, highlight: str | None) -> None:
-    """Print one SECTION of document DOC (its id); without SECTION, its outline."""
+search.help = (search.help or "") + "\n\n" + DB_HELP
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("args", nargs=-1, metavar="[DB] DOC [SECTION]")
+@format_option(_render.FETCH_FORMATS)
+@color_option
+def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str) -> None:
+    """Print one SECTION of document DOC (its id); without SECTION, its outline.
+
+    Quote a section name that has spaces.
+    """
     import sieve_lite
 
-    from ..markup import markup_of_source
-    from ..terminal import print_fetch, query_words
-
+    db, rest = split_db(args, ("DOC", "SECTION"), "fetch", optional=1)
+    fmt = pick_format(fmt, as_json, choices=_render.FETCH_FORMATS)
     with sieve_lite.open(db) as coll:
-        res = coll.fetch(doc, section)
-        markup = markup_of_source(coll.meta.get("source", ""))
-        words = query_words(highlight, coll.fields) if highlight else []
-    if as_json:
-        print_json(res.to_dict())
-    else:
-        from rich.console import Console
+        res = coll.fetch(rest[0], rest[1] if len(rest) > 1 else None)
+    finish(lambda: _render.fetch(res, fmt, color, str(db)), EXIT_FOUND)
 
-        print_fetch(res, Console(highlight=False), words, markup)
 
+fetch.help = (fetch.help or "") + "\n\n" + DB_HELP

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import apsw
 
-from ..errors import CollectionError, EnvironmentProblem
+from ..errors import CollectionError, DamagedCollection, EnvironmentProblem
 from .packing import unpack
 
 MIN_SQLITE = (3, 45, 0)
@@ -85,7 +85,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = True, create: bool
         raise CollectionError(f"{p} is not a SQLite file; build a collection with "
                               "'sieve-lite build'") from None
     except apsw.CorruptError:
-        raise CollectionError(f"{p} is corrupt; rebuild it with 'sieve-lite build'") from None
+        raise DamagedCollection(f"{p} is corrupt; rebuild it with 'sieve-lite build'") from None
     except apsw.CantOpenError:
         raise CollectionError(f"cannot open {p}; check that it exists and is readable") from None
     return conn

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import apsw
 
-from ..errors import CollectionError
+from ..errors import CollectionError, DamagedCollection
 from . import migrations as _migrations_pkg
 
 APPLICATION_ID = 0x53495631  # 'SIV1': tells a sieve-lite collection from any other SQLite file
@@ -61,8 +61,8 @@ def check_version(conn: apsw.Connection, path: str) -> None:
     have = {name for (name,) in conn.execute("SELECT name FROM sqlite_schema")}
     missing = [t for t in REQUIRED_TABLES if t not in have]
     if missing:
-        raise CollectionError(f"{path} lacks the table(s) {', '.join(missing)} of schema "
-                              f"version {SCHEMA_VERSION}; rebuild it with 'sieve-lite build'")
+        raise DamagedCollection(f"{path} lacks the table(s) {', '.join(missing)} of schema "
+                                f"version {SCHEMA_VERSION}; rebuild it with 'sieve-lite build'")
 
 
 REQUIRED_TABLES = ("meta", "documents", "sections", "infobox", "authors", "fts_title",

@@ -1,0 +1,359 @@
+"""sieve-lite collections as a Model Context Protocol server (the official ``mcp`` SDK, 2.x).
+
+``build_server(paths)`` returns an ``mcp.server.mcpserver.MCPServer`` with four tools:
+
+* ``search(query, k, ranker, collection)``: a BQL query; the text content is the compact cards
+  the agent reads, the structured content the ``search`` object of ``docs/output.md``;
+* ``fetch(doc, section, collection)``: one section (or, without a section, the outline);
+* ``manual(collection)``: the manual sieve-lite's own agent reads, generated from that
+  collection's real fields and verified examples (``sieve_lite.agent.manual``);
+* ``collections()``: what is served.
+
+A request that cannot be answered (a BQL error, an unknown document or section, an unknown
+collection) comes back as a tool result with ``isError`` set, the message (with the column and
+a caret line for a query error) as text and an ``error`` object as structured content: the
+model can read it and try again, and the server goes on. Anything unexpected is caught by the
+SDK, logged on stderr and reported as a failed call; the server goes on then too.
+
+Concurrency. The SDK runs each synchronous tool on a worker thread (anyio, up to 40 at once).
+An apsw connection must not be used by two threads at the same time, and a collection keeps
+per-connection state (its last listing, its ranker caches), so ``CollectionPool`` lends each
+call a ``Collection`` of its own, opening at most ``connections`` per file and reusing them.
+Each call sees no listing of another call's: ``fetch`` takes document ids, never ranks.
+Query embedding (dense and hybrid) runs under one lock: the sentence-transformers model is
+loaded once, and its tokenizer is not safe to call from two threads at once.
+
+Every collection is opened read-only through ``sieve_lite.open`` (the defensive open); a file
+that cannot be opened stops the server before it starts, with one line.
+"""
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from . import __version__
+from .errors import CollectionError, EnvironmentProblem, QueryError, SieveError
+from .output import error_object, fetch_object, search_object, versioned
+
+MAX_MCP_K = 50
+DEFAULT_CONNECTIONS = 4
+
+MANUAL_PREFACE = (
+    "This is the manual sieve-lite's own research agent reads for this collection. Over MCP "
+    "you call tools instead of writing its action lines: 'search: QUERY' is the search tool, "
+    "'fetch: ID | SECTION' is the fetch tool. Ranks are not kept between calls: give fetch "
+    "the document id from a card, never a rank.\n\n")
+
+
+@dataclass
+class _Entry:
+    name: str
+    path: Path
+    info: dict[str, Any]
+    fields: tuple[str, ...]
+    has_vectors: bool
+    slots: threading.BoundedSemaphore
+    idle: list[Any] = field(default_factory=list)
+    opened: list[Any] = field(default_factory=list)
+    manual: str | None = None
+
+
+class CollectionPool:
+    """Named, read-only collections, lent one per call (see the module docstring)."""
+
+    def __init__(self, paths: Sequence[str | Path], connections: int = DEFAULT_CONNECTIONS,
+                 default_ranker: str | None = None) -> None:
+        import sieve_lite
+
+        if not paths:
+            raise CollectionError("give at least one collection to serve")
+        self.default_ranker = default_ranker
+        self._lock = threading.Lock()
+        self._embed_lock = threading.Lock()
+        self.entries: dict[str, _Entry] = {}
+        for p in paths:
+            path = Path(p)
+            coll = sieve_lite.open(path)  # refuses a missing, foreign or damaged file
+            name = self._unique_name(path)
+            try:
+                info = coll.info()
+                entry = _Entry(name, path, info, tuple(coll.fields), coll.has_vectors,
+                               threading.BoundedSemaphore(max(1, connections)))
+            except BaseException:
+                coll.close()
+                raise
+            entry.idle.append(coll)
+            entry.opened.append(coll)
+            self.entries[name] = entry
+
+    def _unique_name(self, path: Path) -> str:
+        base = path.stem or "collection"
+        name, n = base, 1
+        while name in self.entries:
+            n += 1
+            name = f"{base}-{n}"
+        return name
+
+    @property
+    def default(self) -> str:
+        return next(iter(self.entries))
+
+    def entry(self, name: str | None) -> _Entry:
+        if name is None or name == "":
+            return self.entries[self.default]
+        if name in self.entries:
+            return self.entries[name]
+        raise CollectionError(f"no collection named {name!r} is served; the collections are: "
+                              f"{', '.join(self.entries)}")
+
+    @contextmanager
+    def borrow(self, name: str | None) -> Iterator[tuple[_Entry, Any]]:
+        """A collection for this call alone; it goes back to the pool afterwards."""
+        import sieve_lite
+
+        entry = self.entry(name)
+        with entry.slots:
+            with self._lock:
+                coll = entry.idle.pop() if entry.idle else None
+            if coll is None:
+                coll = sieve_lite.open(entry.path)
+                with self._lock:
+                    entry.opened.append(coll)
+            try:
+                yield entry, coll
+            finally:
+                # The listing belongs to this call: the next borrower must not fetch by it.
+                coll._session = None
+                with self._lock:
+                    entry.idle.append(coll)
+
+    def ranker_for(self, entry: _Entry, ranker: str | None) -> str:
+        ranker = ranker or self.default_ranker
+        if ranker:
+            return ranker
+        return "hybrid" if entry.has_vectors else "bm25"
+
+    def search(self, query: str, k: int = 5, ranker: str | None = None,
+               collection: str | None = None) -> tuple[str, Any]:
+        """(collection name, ``SearchResult``)."""
+        with self.borrow(collection) as (entry, coll):
+            rk = self.ranker_for(entry, ranker)
+            if rk in ("dense", "hybrid") and entry.has_vectors:
+                with self._embed_lock:
+                    return entry.name, coll.search(query, k=k, ranker=rk)
+            return entry.name, coll.search(query, k=k, ranker=rk)
+
+    def fetch(self, doc: str, section: str | None = None,
+              collection: str | None = None) -> tuple[str, Any]:
+        with self.borrow(collection) as (entry, coll):
+            return entry.name, coll.fetch(doc, section)
+
+    def manual(self, collection: str | None = None) -> tuple[_Entry, str]:
+        from .agent.manual import build_manual
+
+        entry = self.entry(collection)
+        if entry.manual is None:
+            with self.borrow(entry.name) as (_, coll):
+                text = MANUAL_PREFACE + build_manual(coll, mode="sieve")
+            entry.manual = text  # deterministic for a collection: computing it twice is harmless
+        return entry, entry.manual
+
+    def describe(self) -> list[dict[str, Any]]:
+        out = []
+        for e in self.entries.values():
+            out.append({"name": e.name, "default": e.name == self.default,
+                        "path": str(e.path), "documents": e.info["documents"],
+                        "sections": e.info["sections"], "fields": list(e.fields),
+                        "embeddings": e.has_vectors,
+                        "default_ranker": self.ranker_for(e, None)})
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            for e in self.entries.values():
+                for coll in e.opened:
+                    coll.close()
+                e.opened.clear()
+                e.idle.clear()
+
+    def __enter__(self) -> "CollectionPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ------------------------------------------------------------------------------------ tools
+def _error_result(err: SieveError) -> Any:
+    from mcp.types import CallToolResult, TextContent
+
+    text = str(err)
+    if isinstance(err, QueryError) and err.column:
+        if "column" not in text:
+            text = f"at column {err.column}: {text}"
+        text += "\n" + err.highlight()
+    return CallToolResult(content=[TextContent(text=text)],
+                          structured_content=error_object(err), is_error=True)
+
+
+def _result(text: str, structured: dict[str, Any]) -> Any:
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+
+
+def _fields_line(pool: CollectionPool) -> str:
+    return "; ".join(f"{e.name} ({e.info['documents']:,} documents): {', '.join(e.fields)}"
+                     for e in pool.entries.values())
+
+
+def build_server(pool: CollectionPool) -> Any:
+    """An ``MCPServer`` over the pool's collections (the caller closes the pool)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, ToolAnnotations
+    from pydantic import Field
+
+    from .search import render_compact
+
+    names = list(pool.entries)
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                idempotent_hint=True, open_world_hint=False)
+    server: Any = MCPServer(
+        name="sieve-lite", version=__version__, log_level="WARNING",
+        instructions=(
+            "sieve-lite searches local document collections offline. Served: "
+            f"{_fields_line(pool)}. Call manual once to learn the query language (BQL) and "
+            "this collection's fields, then search (cards: id, title, section names, a "
+            "snippet), then fetch the one section that holds the fact."))
+    collection_help = (f"Which collection: one of {', '.join(names)} (default {names[0]}).")
+    Collection = Annotated[str | None, Field(description=collection_help)]
+
+    def search(
+        query: Annotated[str, Field(description=(
+            "A BQL query. word, \"exact phrase\", prefix*, x[field], x[field1,field2], "
+            "date[2018..2020], A AND B (or A B), A OR B, NOT A, (groups); operators in "
+            "capitals. Fields: " + _fields_line(pool) + "."))],
+        k: Annotated[int, Field(ge=1, le=MAX_MCP_K, description="How many cards to show.")]
+        = 5,
+        ranker: Annotated[Literal["bm25", "dense", "hybrid"] | None, Field(description=(
+            "Order of the admitted documents: bm25 (words), dense (embeddings), hybrid "
+            "(both, fused). Default: hybrid when the collection has embeddings."))] = None,
+        collection: Collection = None,
+    ) -> CallToolResult:
+        """Search a collection with a Boolean query (BQL) and get compact result cards.
+
+        The query decides which documents are admitted; the ranker orders all of them and the
+        top k become cards: rank, id, title, date, authors, the fields the query matched, every
+        section name and a short snippet naming its section. When the query admits nothing,
+        the best matches for its words are shown instead, marked FALLBACK (they do not satisfy
+        the query), with how many documents each AND clause admits alone: loosen the clause
+        that admits 0. A malformed query returns an error with the column at fault."""
+        try:
+            name, res = pool.search(query, k=k, ranker=ranker, collection=collection)
+        except SieveError as e:
+            return _error_result(e)
+        return _result(render_compact(res), search_object(res, collection=name))
+
+    def fetch(
+        doc: Annotated[str, Field(description="The document id, as a card shows it.")],
+        section: Annotated[str | None, Field(description=(
+            "A section name as the card lists it (case-insensitive; a unique prefix will do), "
+            "'(intro)' or 'infobox'. Omit it to get the document's outline: every section "
+            "with its length."))] = None,
+        collection: Collection = None,
+    ) -> CallToolResult:
+        """Read one section of a document (cut at 12,000 words, with a note), or without a
+        section its outline. An unknown document or section returns an error listing what
+        there is."""
+        try:
+            name, res = pool.fetch(doc, section, collection=collection)
+        except SieveError as e:
+            return _error_result(e)
+        return _result(res.render(), fetch_object(res, collection=name))
+
+    def manual(collection: Collection = None) -> CallToolResult:
+        """The query-language manual for one collection: its real fields, examples verified to
+        work on it, what a card shows and how to fetch. Read it before the first search."""
+        try:
+            entry, text = pool.manual(collection)
+        except SieveError as e:
+            return _error_result(e)
+        return _result(text, versioned("manual", {"collection": entry.name,
+                                                  "fields": list(entry.fields),
+                                                  "manual": text}))
+
+    def collections() -> CallToolResult:
+        """The collections this server holds: name, documents, sections, fields, whether it
+        has embeddings, and which one is the default."""
+        listing = pool.describe()
+        lines = [f"{c['name']}{' (default)' if c['default'] else ''}: {c['documents']:,} "
+                 f"documents, {c['sections']:,} sections; fields {', '.join(c['fields'])}; "
+                 f"ranker {c['default_ranker']}" for c in listing]
+        return _result("\n".join(lines), versioned("collections", {"collections": listing}))
+
+    for fn, title in ((search, "Search a collection (BQL)"), (fetch, "Read one section"),
+                      (manual, "The query manual of a collection"),
+                      (collections, "The served collections")):
+        server.add_tool(fn, title=title, annotations=read_only)
+    return server
+
+
+# ------------------------------------------------------------------------------ transports
+def serve_stdio(server: Any) -> None:
+    """Serve over stdin/stdout until the client closes them."""
+    server.run("stdio")
+
+
+def serve_http(server: Any, port: int = 8765, host: str = "127.0.0.1",
+               on_ready: Any = None) -> None:
+    """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted. ``port`` 0 takes
+    a free port; ``on_ready(url)`` is called once the server accepts connections."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    # Bind here rather than in uvicorn: a taken port is then one clear error, not uvicorn's
+    # log line and exit, and port 0 tells us the port it got.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise EnvironmentProblem(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
+    url = f"http://{host}:{sock.getsockname()[1]}/mcp"
+    app = server.streamable_http_app(host=host)
+    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(userver.serve, [sock])
+            while not userver.started and not userver.should_exit:
+                await anyio.sleep(0.02)
+            if userver.started and on_ready is not None:
+                on_ready(url)
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        # uvicorn has already shut down gracefully and re-raised the signal: Ctrl-C is how
+        # an HTTP server is meant to stop, so it is a normal end.
+        pass
+    finally:
+        sock.close()
+
+
+def mcp_available() -> None:
+    """Raise ``EnvironmentProblem`` unless the ``mcp`` SDK is installed."""
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        raise EnvironmentProblem("the MCP server needs the 'mcp' package: pip install "
+                                 "'sieve-lite[mcp]' (or 'mcp>=2.3,<3')") from None
+
+
+__all__ = ["CollectionPool", "build_server", "mcp_available", "serve_http", "serve_stdio"]
