@@ -31,3 +31,14 @@ def examples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      out, embed=False, strict=True, quiet=True,
                      source_label="jsonl: bql-examples/corpus.jsonl")
     return out
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_defaults() -> None:
+    """The user's sieve-lite config file and SIEVE_LITE_* defaults must not change what the
+    tests see (a configured ranker or collection would); subprocesses inherit this too."""
+    import os
+
+    for key in [k for k in os.environ if k.startswith("SIEVE_LITE_") and k != "SIEVE_LITE_DEBUG"]:
+        del os.environ[key]
+    os.environ["SIEVE_LITE_CONFIG"] = os.devnull

@@ -66,7 +66,8 @@ def format_option(choices: tuple[str, ...], human: str = "rich") -> Callable[[An
                          help="Short for --format json.")(f)
         return click.option(
             "--format", "fmt", type=click.Choice(choices), default=None,
-            help=f"Output format. Default: {human} on a terminal, {piped} when piped.")(f)
+            help=(f"Output format. Default: {human}." if human == piped else
+                  f"Output format. Default: {human} on a terminal, {piped} when piped."))(f)
 
     return deco
 
@@ -127,6 +128,13 @@ def finish(render: Callable[[], None], code: int) -> NoReturn:
 
 
 # ------------------------------------------------------------------------ the collection
+def complete_file(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of file names for the ``[DB] ...`` arguments."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
 def looks_like_collection(arg: str) -> bool:
     """An argument is a collection path when it names a file or ends like one."""
     return arg.lower().endswith(COLLECTION_SUFFIXES) or Path(arg).is_file()

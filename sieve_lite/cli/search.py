@@ -23,19 +23,15 @@ from ._common import (
     EXIT_FOUND,
     EXIT_NOTHING,
     color_option,
+    complete_file,
     finish,
     format_option,
     pick_format,
     split_db,
 )
 
-DB_HELP = ("DB may be left out when a default collection is set (sieve-lite config set "
-           "collection PATH, or SIEVE_LITE_COLLECTION); the first argument is DB when it "
-           "names a file or ends in .db.")
-
-
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("args", nargs=-1, metavar="[DB] QUERY")
+@click.argument("args", nargs=-1, metavar="[DB] QUERY", shell_complete=complete_file)
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), default=5, show_default=True,
               help="How many results (cards) to show.")
 @click.option("--ranker", type=click.Choice(RANKERS), default=None,
@@ -58,6 +54,10 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
     """Run the BQL QUERY on the collection DB and show the top K as cards.
 
     Quote the query: it is one argument (sieve-lite search peps.db 'walrus operator').
+    DB may be left out when a default collection is set (sieve-lite config set collection
+    PATH, or SIEVE_LITE_COLLECTION); the first argument is DB when it names a file or ends
+    in .db. A query that admits nothing exits 1; its fallback listing (the best matches for
+    its words) is shown flagged, unless --no-fallback.
     """
     import sieve_lite
 
@@ -82,17 +82,16 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
     finish(lambda: _render.search(res, fmt, color, extra, str(db), qid, run_tag), code)
 
 
-search.help = (search.help or "") + "\n\n" + DB_HELP
-
-
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("args", nargs=-1, metavar="[DB] DOC [SECTION]")
+@click.argument("args", nargs=-1, metavar="[DB] DOC [SECTION]",
+                shell_complete=complete_file)
 @format_option(_render.FETCH_FORMATS)
 @color_option
 def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str) -> None:
     """Print one SECTION of document DOC (its id); without SECTION, its outline.
 
-    Quote a section name that has spaces.
+    Quote a section name that has spaces. DB may be left out when a default collection is
+    set (see search).
     """
     import sieve_lite
 
@@ -101,6 +100,3 @@ def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str) -> 
     with sieve_lite.open(db) as coll:
         res = coll.fetch(rest[0], rest[1] if len(rest) > 1 else None)
     finish(lambda: _render.fetch(res, fmt, color, str(db)), EXIT_FOUND)
-
-
-fetch.help = (fetch.help or "") + "\n\n" + DB_HELP
