@@ -39,12 +39,14 @@ caret under the bad span. No command prints a traceback (`SIEVE_LITE_DEBUG=1` sh
 | code | meaning |
 |---|---|
 | 0 | results admitted, or the work is done |
-| 1 | nothing admitted: the query selected no document (a fallback listing, when shown, is flagged as one; `--no-fallback` hides it), or `ask` found no answer |
-| 2 | a usage or query error: a bad option, a malformed query, an unknown document or section, a missing or foreign file |
+| 1 | nothing admitted (a fallback listing, when shown, is flagged), or no answer |
+| 2 | a usage or query error; an unknown document or section; a missing file |
 | 3 | a damaged collection, or an internal error |
 
-A reader that stops early (`sieve-lite search ... | head -1`) ends the command quietly, with
-the code of what was found.
+`--no-fallback` hides the fallback listing. A file that is not a collection (another SQLite
+database) is a usage error, 2; a collection with corrupt pages or a missing table is 3. A
+reader that stops early (`sieve-lite search ... | head -1`) ends the command quietly, with the
+code of what was found.
 
 ## Output formats
 
@@ -64,7 +66,7 @@ An environment variable wins over the file, and an option on the command line wi
 
 | setting | environment variable | used by |
 |---|---|---|
-| `collection` | `SIEVE_LITE_COLLECTION` | `search`, `fetch`, `info`, `ask`, `mcp` when no DB is given |
+| `collection` | `SIEVE_LITE_COLLECTION` | `search`, `fetch`, `info`, `ask`, `mcp` without DB |
 | `ranker` | `SIEVE_LITE_RANKER` | `search`, `ask`, `mcp` (`bm25`, `dense` or `hybrid`) |
 | `model` | `SIEVE_LITE_MODEL` | `ask` (a GGUF file, or the model name for a backbone) |
 | `backbone` | `SIEVE_LITE_BACKBONE` | `ask` (an OpenAI-compatible endpoint URL) |

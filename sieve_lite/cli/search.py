@@ -30,6 +30,7 @@ from ._common import (
     split_db,
 )
 
+
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("args", nargs=-1, metavar="[DB] QUERY", shell_complete=complete_file)
 @click.option("-k", "k", type=click.IntRange(1, MAX_K), default=5, show_default=True,
