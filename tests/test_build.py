@@ -293,7 +293,7 @@ def test_info_json(examples_db: Path) -> None:
     r = sieve("info", str(examples_db), "--json")
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
-    assert set(info) == {"path", "documents", "sections", "fields", "schema_version",
+    assert set(info) == {"format", "type", "path", "documents", "sections", "fields", "schema_version",
                          "tokenizer", "embed_model", "embed_dim", "avg_words", "build_time",
                          "content_hash", "source", "size_bytes"}
     assert info["path"] == str(examples_db)

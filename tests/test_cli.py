@@ -217,6 +217,13 @@ def test_an_unquoted_multi_word_query_gets_the_quoted_command() -> None:
     assert r.returncode == 2 and r.stderr.rstrip().endswith(
         f"quote the section: sieve-lite fetch {PEPS} pep-0572 'Rejected alternative "
         "proposals'")
+    r = run("search", str(PEPS), "-walrus")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "a query that starts with '-' (NOT) goes after '--'" in r.stderr
+    r = run("search", str(PEPS), "--format", "tsv", "--ranker", "bm25", "--",
+            "-zen AND aphorism*")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3  # header and two documents
+    assert "\tpep-0020\t" not in r.stdout
     r = run("search", "walrus", "operator")  # no DB and no default collection
     assert r.returncode == 2 and "quote a query that has spaces" in r.stderr
 

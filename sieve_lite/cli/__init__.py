@@ -117,8 +117,20 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(EXIT_ERROR)
     except click.ClickException as e:
-        click.echo(f"error: {e.format_message()}", err=True)
+        message = e.format_message()
+        hint = _hint(e)
+        click.echo(f"error: {message.rstrip('.') if hint else message}{hint}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+def _hint(e: click.ClickException) -> str:
+    """A fix for the usage errors people make most with queries."""
+    if isinstance(e, click.NoSuchOption) and not e.option_name.startswith("--"):
+        return ("; a query that starts with '-' (NOT) goes after '--', options before it: "
+                "sieve-lite search [OPTIONS] DB -- '-word'")
+    if isinstance(e, click.UsageError) and "unexpected extra argument" in e.format_message():
+        return "; quote a value that has spaces"
+    return ""
 
 
 __all__ = ["COMMANDS", "EXIT_DAMAGED", "EXIT_ERROR", "EXIT_FOUND", "EXIT_NOTHING", "cli",
