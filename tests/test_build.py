@@ -293,9 +293,9 @@ def test_info_json(examples_db: Path) -> None:
     r = sieve("info", str(examples_db), "--json")
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
-    assert set(info) == {"format", "type", "path", "documents", "sections", "fields", "schema_version",
-                         "tokenizer", "embed_model", "embed_dim", "avg_words", "build_time",
-                         "content_hash", "source", "size_bytes"}
+    assert set(info) == {"format", "type", "path", "documents", "sections", "fields",
+                         "schema_version", "tokenizer", "embed_model", "embed_dim", "avg_words",
+                         "build_time", "content_hash", "source", "size_bytes"}
     assert info["path"] == str(examples_db)
     assert info["documents"] == 67 and info["sections"] == 1242
     assert info["fields"] == ["title", "section", "body", "infobox", "author", "date", "tiab",
