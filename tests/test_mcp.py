@@ -221,3 +221,54 @@ def test_two_collections_get_distinct_names(tmp_path: Path) -> None:
         assert list(pool.entries) == ["peps", "peps-2"]
         name, res = pool.search("walrus", k=1, ranker="bm25", collection="peps-2")
         assert name == "peps-2" and res.total > 0
+
+
+def test_the_pool_never_lends_one_connection_to_two_threads() -> None:
+    import threading
+
+    from sieve_lite.mcp_server import CollectionPool
+
+    in_use: set[int] = set()
+    guard = threading.Lock()
+    clashes: list[int] = []
+    seen: set[int] = set()
+    errors: list[BaseException] = []
+
+    with CollectionPool([PEPS], connections=3) as pool:
+        expected = {q: [h.id for h in pool.search(q, k=3, ranker="bm25")[1].results]
+                    for q in ("walrus", "generator", "zen OR aphorism*")}
+
+        def worker(q: str) -> None:
+            try:
+                for _ in range(5):
+                    with pool.borrow(None) as (_, coll):
+                        with guard:
+                            if id(coll) in in_use:
+                                clashes.append(id(coll))
+                            in_use.add(id(coll))
+                            seen.add(id(coll))
+                        res = coll.search(q, k=3, ranker="bm25")
+                        assert [h.id for h in res.results] == expected[q]
+                        assert coll._session is res  # this call's listing, cleared on return
+                        with guard:
+                            in_use.discard(id(coll))
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(q,)) for q in list(expected) * 3]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not errors, errors
+        assert not clashes and 1 <= len(seen) <= 3
+        assert len(pool.entries["peps"].opened) == len(seen)
+
+
+def test_a_returned_connection_keeps_no_listing() -> None:
+    from sieve_lite.mcp_server import CollectionPool
+
+    with CollectionPool([PEPS], connections=1) as pool:
+        pool.search("walrus", k=2, ranker="bm25")
+        with pool.borrow(None) as (_, coll):
+            assert coll._session is None  # so fetch("1") cannot read another call's rank 1
