@@ -46,7 +46,7 @@ class Key:
 KEYS: dict[str, Key] = {k.name: k for k in (
     Key("collection", "SIEVE_LITE_COLLECTION",
         "the collection file used when a command is given none"),
-    Key("ranker", "SIEVE_LITE_RANKER", "the ranker of search and ask: bm25, dense or hybrid"),
+    Key("ranker", "SIEVE_LITE_RANKER", "the ranker of search, ask and mcp (see --ranker)"),
     Key("model", "SIEVE_LITE_MODEL",
         "ask's model: a GGUF file, or with a backbone the model name to ask for"),
     Key("backbone", "SIEVE_LITE_BACKBONE",

@@ -216,8 +216,10 @@ def build_server(pool: CollectionPool) -> Any:
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
+    from .rank import RANKERS
     from .search import render_compact
 
+    Ranker = Literal[tuple(RANKERS)]  # type: ignore[valid-type]  # the rankers there are
     names = list(pool.entries)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                 idempotent_hint=True, open_world_hint=False)
@@ -238,9 +240,11 @@ def build_server(pool: CollectionPool) -> Any:
             "capitals. Fields: " + _fields_line(pool) + "."))],
         k: Annotated[int, Field(ge=1, le=MAX_MCP_K, description="How many cards to show.")]
         = 5,
-        ranker: Annotated[Literal["bm25", "dense", "hybrid"] | None, Field(description=(
-            "Order of the admitted documents: bm25 (words), dense (embeddings), hybrid "
-            "(both, fused). Default: hybrid when the collection has embeddings."))] = None,
+        ranker: Annotated[Ranker | None, Field(description=(
+            "Order of the admitted documents: bm25 (words, a document scored by its best "
+            "passage), bm25-doc (words over the whole document), dense (embeddings), hybrid "
+            "(bm25 and dense fused). Default: hybrid when the collection has embeddings."))]
+        = None,
         collection: Collection = None,
     ) -> CallToolResult:
         """Search a collection with a Boolean query (BQL) and get compact result cards.

@@ -61,7 +61,7 @@ def config(ctx: click.Context, fmt: str | None, as_json: bool, color: str) -> No
     \b
     Settings, each also read from an environment variable (which wins over the file):
       collection  SIEVE_LITE_COLLECTION  the collection used when a command is given none
-      ranker      SIEVE_LITE_RANKER      bm25, dense or hybrid (search, ask, mcp)
+      ranker      SIEVE_LITE_RANKER      a ranker, as --ranker takes it (search, ask, mcp)
       model       SIEVE_LITE_MODEL       ask's GGUF file, or the model name for a backbone
       backbone    SIEVE_LITE_BACKBONE    ask's OpenAI-compatible endpoint URL
     The file is config.toml in the user's config folder, or SIEVE_LITE_CONFIG.

@@ -67,7 +67,7 @@ An environment variable wins over the file, and an option on the command line wi
 | setting | environment variable | used by |
 |---|---|---|
 | `collection` | `SIEVE_LITE_COLLECTION` | `search`, `fetch`, `info`, `ask`, `mcp` without DB |
-| `ranker` | `SIEVE_LITE_RANKER` | `search`, `ask`, `mcp` (`bm25`, `dense` or `hybrid`) |
+| `ranker` | `SIEVE_LITE_RANKER` | `search`, `ask`, `mcp` (a name `--ranker` takes) |
 | `model` | `SIEVE_LITE_MODEL` | `ask` (a GGUF file, or the model name for a backbone) |
 | `backbone` | `SIEVE_LITE_BACKBONE` | `ask` (an OpenAI-compatible endpoint URL) |
 
