@@ -134,7 +134,7 @@ def test_cli_search_exit_codes(db):
     bad = _run("search", str(db), "x[nosuch]")
     assert bad.exit_code == 2
     fell = _run("search", str(db), '"stained glass"', "--ranker", "bm25")
-    assert fell.exit_code == 1 and "FALLBACK" in fell.output  # shown, flagged, still exit 1
+    assert fell.exit_code == 1 and "fallback" in fell.output  # shown, flagged, still exit 1
 
 
 def test_cli_search_json_explain_sql(db):

@@ -56,17 +56,25 @@ def note(message: str) -> None:
 
 
 # ---------------------------------------------------------------------------------- output
-def format_option(choices: tuple[str, ...], human: str = "rich") -> Callable[[Any], Any]:
+def _piped_default(choices: tuple[str, ...], piped: str | None) -> str:
+    return piped or ("compact" if "compact" in choices else choices[0])
+
+
+def format_option(choices: tuple[str, ...], human: str = "rich",
+                  piped: str | None = None) -> Callable[[Any], Any]:
     """``--format`` with ``choices`` and ``--json`` as its short form. Without either, the
-    output is ``human`` on a terminal and plain text (``compact``) when piped."""
-    piped = "compact" if "compact" in choices else choices[0]
+    output is ``human`` on a terminal and ``piped`` (default ``compact``) in a pipe."""
+    piped = _piped_default(choices, piped)
 
     def deco(f: Any) -> Any:
         f = click.option("--json", "as_json", is_flag=True,
                          help="Short for --format json.")(f)
         return click.option(
             "--format", "fmt", type=click.Choice(choices), default=None,
-            help=(f"Output format. Default: {human}." if human == piped else
+            help=("Output format. Default: rich, framed on a terminal and plain text (no box "
+                  "drawing) in a pipe; --format rich frames it in a pipe too."
+                  if human == piped == "rich" else
+                  f"Output format. Default: {human}." if human == piped else
                   f"Output format. Default: {human} on a terminal, {piped} when piped."))(f)
 
     return deco
@@ -80,7 +88,7 @@ def color_option(f: Any) -> Any:
 
 
 def pick_format(fmt: str | None, as_json: bool, human: str = "rich",
-                choices: tuple[str, ...] = ("rich", "compact")) -> str:
+                choices: tuple[str, ...] = ("rich", "compact"), piped: str | None = None) -> str:
     if as_json:
         if fmt not in (None, "json"):
             raise click.UsageError(f"--json and --format {fmt} disagree; give one")
@@ -89,7 +97,7 @@ def pick_format(fmt: str | None, as_json: bool, human: str = "rich",
         return fmt
     if sys.stdout.isatty():
         return human
-    return "compact" if "compact" in choices else choices[0]
+    return _piped_default(choices, piped)
 
 
 def make_console(color: str = "auto", stderr: bool = False) -> Any:

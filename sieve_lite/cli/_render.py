@@ -1,10 +1,11 @@
 """Which renderer runs for which format: the plumbing between a command's result and stdout.
 
-``rich`` is for people at a terminal (cards drawn by ``sieve_lite.search.render_rich``; each
-rich call site is one function here, ``rich_search`` / ``rich_fetch`` / ``rich_info``, so a
-new look drops in without touching the commands). ``compact`` is plain text without box
-drawing: what a pipe gets by default. ``json`` / ``jsonl`` / ``tsv`` / ``trec`` are for
-programs; their shapes live in ``sieve_lite.output`` and ``docs/output.md``.
+``rich`` is for people (cards and sections drawn by ``sieve_lite.terminal``; each rich call
+site is one function here, ``rich_search`` / ``rich_fetch`` / ``rich_info``): framed on a
+terminal, the same lines without box drawing in a pipe (the default there), framed anyway
+when ``--format rich`` is given. ``compact`` is the text the agent and MCP clients read.
+``json`` / ``jsonl`` / ``tsv`` / ``trec`` are for programs; their shapes live in
+``sieve_lite.output`` and ``docs/output.md``.
 
 Formats that have no room for notes (``tsv``, ``trec``) send them to stderr, so stdout holds
 only the rows.
@@ -24,16 +25,20 @@ INFO_FORMATS = ("rich", "compact", "json", "jsonl", "tsv")
 
 
 # ------------------------------------------------------------------------ rich call sites
-def rich_search(res: Any, console: Any) -> None:
-    from ..search import render_rich
+def rich_search(res: Any, console: Any, words: Any = (), framed: bool | None = None) -> None:
+    """Cards for people (``sieve_lite.terminal``): framed on a terminal, plain in a pipe,
+    framed anyway when ``framed``."""
+    from ..terminal import print_search
 
-    render_rich(res, console)
+    print_search(res, console, words, boxed=framed)
 
 
-def rich_fetch(res: Any, console: Any) -> None:
-    from rich.text import Text
+def rich_fetch(res: Any, console: Any, words: Any = (), markup: str | None = None,
+               framed: bool | None = None) -> None:
+    """A section for people: rendered on a terminal, the plain text in a pipe."""
+    from ..terminal import print_fetch
 
-    console.print(Text(res.render()))
+    print_fetch(res, console, words, markup, boxed=framed)
 
 
 def rich_info(data: dict[str, Any], console: Any) -> None:
@@ -73,7 +78,7 @@ def _search_notes(res: Any) -> None:
 
 
 def search(res: Any, fmt: str, color: str, extra: dict[str, Any], collection: str,
-           qid: str, run_tag: str | None) -> None:
+           qid: str, run_tag: str | None, words: Any = (), framed: bool | None = None) -> None:
     from .. import output
     from ..search import render_compact
 
@@ -92,10 +97,11 @@ def search(res: Any, fmt: str, color: str, extra: dict[str, Any], collection: st
         if fmt == "compact":
             click.echo(render_compact(res))
         else:
-            rich_search(res, make_console(color))
+            rich_search(res, make_console(color), words, framed)
 
 
-def fetch(res: Any, fmt: str, color: str, collection: str) -> None:
+def fetch(res: Any, fmt: str, color: str, collection: str, words: Any = (),
+          markup: str | None = None, framed: bool | None = None) -> None:
     from .. import output
 
     if fmt == "json":
@@ -105,7 +111,7 @@ def fetch(res: Any, fmt: str, color: str, collection: str) -> None:
     elif fmt == "compact":
         click.echo(res.render())
     else:
-        rich_fetch(res, make_console(color))
+        rich_fetch(res, make_console(color), words, markup, framed)
 
 
 def info(data: dict[str, Any], fmt: str, color: str) -> None:

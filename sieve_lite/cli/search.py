@@ -40,7 +40,7 @@ from ._common import (
                    "SIEVE_LITE_RANKER, the config file, else hybrid.")
 @click.option("--no-fallback", "--strict", "no_fallback", is_flag=True,
               help="When the query admits nothing, show nothing (no fallback listing).")
-@format_option(_render.SEARCH_FORMATS)
+@format_option(_render.SEARCH_FORMATS, piped="rich")
 @click.option("--compact", is_flag=True, hidden=True, help="Short for --format compact.")
 @color_option
 @click.option("--explain", "show_explain", is_flag=True,
@@ -64,10 +64,12 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
 
     from .. import bql, config
     from ..search import search as run_search
+    from ..terminal import query_words
 
     db, (query,) = split_db(args, ("QUERY",), "search")
-    fmt = pick_format(fmt or ("compact" if compact else None), as_json,
-                      choices=_render.SEARCH_FORMATS)
+    fmt = fmt or ("compact" if compact else None)
+    framed = True if fmt == "rich" else None  # asked for: framed even in a pipe
+    fmt = pick_format(fmt, as_json, choices=_render.SEARCH_FORMATS, piped="rich")
     ranker = ranker or config.default("ranker") or "hybrid"
     with sieve_lite.open(db) as coll:
         extra: dict = {}
@@ -79,16 +81,21 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
                 c = bql.compile_query(node, coll.fields)
                 extra["sql"] = {"sql": c.sql, "params": list(c.params)}
         res = run_search(coll, query, k=k, ranker=ranker, strict=no_fallback)
+        words = query_words(query, coll.fields)
     code = EXIT_FOUND if res.total else EXIT_NOTHING
-    finish(lambda: _render.search(res, fmt, color, extra, str(db), qid, run_tag), code)
+    finish(lambda: _render.search(res, fmt, color, extra, str(db), qid, run_tag, words, framed),
+           code)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("args", nargs=-1, metavar="[DB] DOC [SECTION]",
                 shell_complete=complete_file)
-@format_option(_render.FETCH_FORMATS)
+@format_option(_render.FETCH_FORMATS, piped="rich")
 @color_option
-def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str) -> None:
+@click.option("--highlight", metavar="QUERY", default=None,
+              help="Highlight the positive words of this BQL query (the search you came from).")
+def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str,
+          highlight: str | None) -> None:
     """Print one SECTION of document DOC (its id); without SECTION, its outline.
 
     Quote a section name that has spaces. DB may be left out when a default collection is
@@ -96,8 +103,14 @@ def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str) -> 
     """
     import sieve_lite
 
+    from ..markup import markup_of_source
+    from ..terminal import query_words
+
     db, rest = split_db(args, ("DOC", "SECTION"), "fetch", optional=1)
-    fmt = pick_format(fmt, as_json, choices=_render.FETCH_FORMATS)
+    framed = True if fmt == "rich" else None
+    fmt = pick_format(fmt, as_json, choices=_render.FETCH_FORMATS, piped="rich")
     with sieve_lite.open(db) as coll:
         res = coll.fetch(rest[0], rest[1] if len(rest) > 1 else None)
-    finish(lambda: _render.fetch(res, fmt, color, str(db)), EXIT_FOUND)
+        markup = markup_of_source(coll.meta.get("source", ""))
+        words = query_words(highlight, coll.fields) if highlight else []
+    finish(lambda: _render.fetch(res, fmt, color, str(db), words, markup, framed), EXIT_FOUND)
