@@ -9,6 +9,7 @@ import click
 from ..errors import SieveError
 from ..sources import FORMATS
 from ._common import print_json
+from ._spinner import spinner
 
 
 @click.command()
@@ -49,7 +50,7 @@ def info(db: Path, as_json: bool) -> None:
     """Describe a collection: documents, sections, fields, schema, model, size."""
     import sieve_lite
 
-    with sieve_lite.open(db) as coll:
+    with spinner(f"opening {db.name}"), sieve_lite.open(db) as coll:
         data = coll.info()
     if as_json:
         print_json(data)

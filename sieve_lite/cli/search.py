@@ -16,9 +16,9 @@ from pathlib import Path
 
 import click
 
-from ..rank import RANKERS
-from ..search import MAX_K
+from ..options import MAX_K, RANKERS
 from ._common import EXIT_FOUND, EXIT_NOTHING, print_json
+from ._spinner import spinner
 
 
 @click.command()
@@ -44,7 +44,7 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
     from ..search import search as run_search
     from ..terminal import print_search, query_words
 
-    with sieve_lite.open(db) as coll:
+    with spinner(f"searching {db.name}"), sieve_lite.open(db) as coll:
         words = query_words(query, coll.fields)
         extra: dict = {}
         if show_explain or show_sql:
@@ -88,7 +88,7 @@ def fetch(db: Path, doc: str, section: str | None, as_json: bool, highlight: str
     from ..markup import markup_of_source
     from ..terminal import print_fetch, query_words
 
-    with sieve_lite.open(db) as coll:
+    with spinner(f"reading {db.name}"), sieve_lite.open(db) as coll:
         res = coll.fetch(doc, section)
         markup = markup_of_source(coll.meta.get("source", ""))
         words = query_words(highlight, coll.fields) if highlight else []
