@@ -8,11 +8,14 @@ Run from the repository root::
 
 What is measured: each command is a fresh ``python -c "from sieve_lite.cli import main;
 main()" ...`` process (what the ``sieve-lite`` script runs), started with the checkout first on
-``PYTHONPATH`` and ``HF_HUB_OFFLINE=1``, stdout and stderr to /dev/null (so no spinner: stderr
-is not a terminal). Wall time is from start to exit; peak RSS is the process's own
-``ru_maxrss`` from ``os.wait4``. Runs are interleaved (every variant of every command once per
-round, the order rotating) so that load that comes and goes hits all alike, and one warm-up
-round is discarded (page cache). Medians are printed with the minimum, the ratio of each
+``PYTHONPATH`` and as the working directory (``-c`` puts the working directory first on
+``sys.path``), ``HF_HUB_OFFLINE=1``, stdout and stderr to /dev/null (so no spinner: stderr
+is not a terminal). Wall time is from start to exit; CPU time (user + system) and peak RSS
+are the process's own, from ``os.wait4``. On a busy machine wall time grows with the load and
+CPU time hardly does: a single-threaded command's CPU time is about its wall time on an idle
+machine. Runs are interleaved (every variant of every command once per round, the order
+rotating) so that load that comes and goes hits all alike, and one warm-up round is discarded
+(page cache). Medians are printed with the minimum, the ratio of each
 variant to this checkout, and the load average before and after: on a shared machine, quote
 medians and ratios, not single runs.
 
@@ -47,20 +50,21 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
-def run_once(checkout: Path, args: list[str], extra_env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one CLI process."""
+def run_once(checkout: Path, args: list[str],
+             extra_env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS in MB) of one CLI process."""
     env = {k: v for k, v in os.environ.items() if k != "SIEVE_LITE_EMBEDDER"}
     env.update(PYTHONPATH=str(checkout), HF_HUB_OFFLINE="1", **extra_env)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", "from sieve_lite.cli import main; main()",
-                             *args], env=env, stdout=subprocess.DEVNULL,
+                             *args], env=env, cwd=checkout, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(args)} in {checkout} exited {proc.returncode}")
-    return wall, usage.ru_maxrss / 1024  # Linux: KiB
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: KiB
 
 
 def export(ref: str, into: Path) -> Path:
@@ -95,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         jobs = [(c, v) for c in commands for v in variants]
         times: dict[tuple[str, str], list[float]] = {j: [] for j in jobs}
         rss: dict[tuple[str, str], list[float]] = {j: [] for j in jobs}
+        cpu: dict[tuple[str, str], list[float]] = {j: [] for j in jobs}
         load_before = os.getloadavg()
         t0 = time.time()
         for rnd in range(opts.runs + 1):
@@ -102,9 +107,10 @@ def main(argv: list[str] | None = None) -> None:
             for cmd, var in jobs[shift:] + jobs[:shift]:
                 checkout, env = variants[var]
                 args = [a.format(db=opts.db) for a in commands[cmd]]
-                wall, mb = run_once(checkout, args, env)
+                wall, cpu_s, mb = run_once(checkout, args, env)
                 if rnd:  # round 0 warms the page cache
                     times[(cmd, var)].append(wall)
+                    cpu[(cmd, var)].append(cpu_s)
                     rss[(cmd, var)].append(mb)
         load_after = os.getloadavg()
 
@@ -112,8 +118,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{time.time() - t0:.0f} s in all")
     print("load average (1/5/15 min): before " + " ".join(f"{x:.2f}" for x in load_before)
           + ", after " + " ".join(f"{x:.2f}" for x in load_after))
-    print(f"{'command':<17} {'variant':<8} {'median s':>9} {'min s':>7} {'RSS MB':>7} "
-          f"{'x now':>6}")
+    print(f"{'command':<17} {'variant':<8} {'median s':>9} {'min s':>7} {'CPU s':>6} "
+          f"{'RSS MB':>7} {'x now':>6}")
     rows = []
     for cmd in commands:
         base = statistics.median(times[(cmd, "now")])
@@ -121,11 +127,12 @@ def main(argv: list[str] | None = None) -> None:
             med = statistics.median(times[(cmd, var)])
             row = {"command": cmd, "variant": var, "median_s": round(med, 3),
                    "min_s": round(min(times[(cmd, var)]), 3),
+                   "cpu_s": round(statistics.median(cpu[(cmd, var)]), 3),
                    "rss_mb": round(statistics.median(rss[(cmd, var)]), 1),
                    "ratio_to_now": round(med / base, 2), "runs": times[(cmd, var)]}
             rows.append(row)
-            print(f"{cmd:<17} {var:<8} {med:>9.3f} {row['min_s']:>7.3f} {row['rss_mb']:>7.0f} "
-                  f"{row['ratio_to_now']:>6.2f}")
+            print(f"{cmd:<17} {var:<8} {med:>9.3f} {row['min_s']:>7.3f} {row['cpu_s']:>6.2f} "
+                  f"{row['rss_mb']:>7.0f} {row['ratio_to_now']:>6.2f}")
     if opts.json:
         opts.json.parent.mkdir(parents=True, exist_ok=True)
         opts.json.write_text(json.dumps({"load_before": load_before, "load_after": load_after,
