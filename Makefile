@@ -35,6 +35,7 @@ bench: install
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/latency.py
+	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/ask.py --jobs 3
 
 # Rebuild the shipped demo collection (see collections/README.md).
