@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import rank as rk
 from .bql.ast import Near, Term, expand_fields, positive_words
 from .documents import INFOBOX, INTRO
 from .fetch import section_names
@@ -229,6 +228,10 @@ def _snippet_source(coll: Any, rowid: int, names: list[str],
     """(name, original text) of the passage the snippet comes from: the best one under
     passage-level BM25, or every section when none scores (the opening of the first with
     text is then taken)."""
+    # Here, not at the top: the terminal renderer imports this module for ``Card``, and
+    # ``fetch`` must not pay for the ranking stack (numpy) it never uses.
+    from . import rank as rk
+
     conn = coll.conn
     best = rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
     if best is None or best[0] == "title":

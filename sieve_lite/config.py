@@ -92,7 +92,7 @@ def check(key: str, value: Any, where: str) -> str:
         raise ConfigError(f"{where}: {key} must be a non-empty string, not {value!r}")
     value = value.strip()
     if key == "ranker":
-        from .rank import RANKERS
+        from .options import RANKERS
 
         if value not in RANKERS:
             raise ConfigError(f"{where}: ranker {value!r} is not one of {', '.join(RANKERS)}")

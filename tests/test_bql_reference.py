@@ -264,6 +264,13 @@ HAND: list[tuple[str, set[str]]] = [
     ("fort NOT date[1000..2100]", {"fx-nodate-2"}),
     ("glass NOT date[1000..2100]", {"fx-nodate-2"}),
     ("NOT date[..2100] AND flat", {"fx-nodate-flat"}),
+    # a date written before [date] is its own atom, never part of a run (BQL.md section 5)
+    ("fort 2002[date]", {"fx-zurich", "fx-repeat-headings"}),
+    ("river 2020-05[date]", {"fx-river-city"}),
+    ("castle ..1600[date]", {"fx-fort-mexico"}),
+    ("glass 1999..2000[date]", {"fx-split-headings", "fx-split-title-body"}),
+    ("fort river 1571[date]", {"fx-fort-santiago"}),
+    ("2002 2024[date]", {"fx-years"}),
     # operators
     ("jazz NOT rock", set()),
     ("jazz -rock", set()),
@@ -295,6 +302,11 @@ EQUIVALENT: list[tuple[str, str]] = [
     ("date[2018..2023]", "2018..2023[date]"),
     ("date[2002]", "2002[date]"),
     ("date[2002-05]", "2002-05[date]"),
+    ("river 2002[date]", "river AND date[2002]"),
+    ("fort ..2002[date]", "fort AND date[..2002]"),
+    ("glass 1994..2000[date]", "glass AND date[1994..2000]"),
+    ("fort santiago 1571[date] river[body]", "fort AND santiago AND date[1571] AND river[body]"),
+    ("2002 2004[date]", "2002 AND date[2004]"),
     ("date[..2002]", "date[<=2002]"),
     ("date[..2002]", "date[<2003]"),
     ("date[2018..]", "date[>=2018]"),
@@ -812,9 +824,10 @@ def date_piece_st(draw: Callable[..., Any], vocab: Vocab) -> Piece:
         inner, lo, hi = f"<={a}", None, a_hi
     node = DateRange(lo, hi, NO_SPAN, inner)
     # date[...] mostly; every form may also be written the other way round (BQL.md sec. 4).
+    # Written before [date] it is its own atom, never part of a run (section 5), so it may
+    # follow a bare term with nothing but a space between them.
     if draw(ints(0, 2)) == 0:
-        return Piece(f"{inner}[{pick(draw, ('date', 'Date'))}]", node,
-                     starts_run=True, kind="date")
+        return Piece(f"{inner}[{pick(draw, ('date', 'Date'))}]", node, kind="date")
     name = pick(draw, ("date", "date", "date", "DATE", "date "))
     return Piece(f"{name}[{inner}]", node, kind="date")
 

@@ -232,6 +232,13 @@ class _Parser:
                 self.no_second_scope()
                 return _PDate(node), []
             term = _PTerm(tok)
+            if (nxt is not None and nxt.kind == SCOPE and looks_like_date(tok.text)
+                    and self.resolve_scope(nxt) == ("date",)):
+                # BQL.md section 5: a date written before [date] is one date atom and never
+                # part of a run, so 'war 2002[date]' is 'war AND date[2002]'; it also ends the
+                # run before it, as date[...] does.
+                self.apply_scope([term], self.advance())
+                return term, []
             run = [term] if negated else run + [term]
             if nxt is not None and nxt.kind == SCOPE:
                 self.apply_scope(run, self.advance())

@@ -18,6 +18,7 @@ from ._common import (
     format_option,
     pick_format,
 )
+from ._spinner import spinner
 
 
 @click.command()
@@ -64,6 +65,6 @@ def info(db: Path | None, fmt: str | None, as_json: bool, color: str) -> None:
 
     db = db or default_collection()
     fmt = pick_format(fmt, as_json, choices=_render.INFO_FORMATS)
-    with sieve_lite.open(db) as coll:
+    with spinner(f"opening {db.name}"), sieve_lite.open(db) as coll:
         data = coll.info()
     finish(lambda: _render.info(data, fmt, color), EXIT_FOUND)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..rank import RANKERS
+from ..options import RANKERS
 from ._common import EXIT_FOUND, default_collection
 
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import click
 
-from ..rank import RANKERS
-from ..search import MAX_K
+from ..options import MAX_K, RANKERS
 from . import _render
 from ._common import (
     EXIT_CODES_HELP,
@@ -29,6 +28,7 @@ from ._common import (
     pick_format,
     split_db,
 )
+from ._spinner import spinner
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -71,7 +71,7 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
     framed = True if fmt == "rich" else None  # asked for: framed even in a pipe
     fmt = pick_format(fmt, as_json, choices=_render.SEARCH_FORMATS, piped="rich")
     ranker = ranker or config.default("ranker") or "hybrid"
-    with sieve_lite.open(db) as coll:
+    with spinner(f"searching {db.name}"), sieve_lite.open(db) as coll:
         extra: dict = {}
         if show_explain or show_sql:
             node = bql.parse(query, coll.fields)
@@ -109,7 +109,7 @@ def fetch(args: tuple[str, ...], fmt: str | None, as_json: bool, color: str,
     db, rest = split_db(args, ("DOC", "SECTION"), "fetch", optional=1)
     framed = True if fmt == "rich" else None
     fmt = pick_format(fmt, as_json, choices=_render.FETCH_FORMATS, piped="rich")
-    with sieve_lite.open(db) as coll:
+    with spinner(f"reading {db.name}"), sieve_lite.open(db) as coll:
         res = coll.fetch(rest[0], rest[1] if len(rest) > 1 else None)
         markup = markup_of_source(coll.meta.get("source", ""))
         words = query_words(highlight, coll.fields) if highlight else []

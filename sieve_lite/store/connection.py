@@ -15,6 +15,7 @@ Extension loading is switched on only for the moment sqlite-vec loads.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -26,15 +27,31 @@ from .packing import unpack
 MIN_SQLITE = (3, 45, 0)
 
 
+def _vec_extension() -> str | None:
+    """The path of sqlite-vec's loadable extension (without its suffix, as SQLite wants it),
+    or None when the package is missing. Found without importing the package when its file is
+    where ``sqlite_vec.loadable_path()`` puts it: importing it imports numpy (~0.1 s), which
+    ``fetch`` and ``info`` do not need."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None:
+        return None
+    for folder in spec.submodule_search_locations or ():
+        if any(os.path.isfile(os.path.join(folder, "vec0" + ext))
+               for ext in (".so", ".dylib", ".dll")):
+            return os.path.normpath(os.path.join(folder, "vec0"))
+    import sqlite_vec
+
+    return str(sqlite_vec.loadable_path())
+
+
 def _load_vec(conn: apsw.Connection) -> str | None:
     """Load sqlite-vec; return its version, or None when the package is missing."""
-    try:
-        import sqlite_vec
-    except ImportError:
+    extension = _vec_extension()
+    if extension is None:
         return None
     conn.enable_load_extension(True)
     try:
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(extension)
     except apsw.Error as e:
         raise EnvironmentProblem(f"sqlite-vec failed to load: {e}; reinstall it with "
                                  "'pip install sqlite-vec'") from None
