@@ -38,7 +38,7 @@ from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
 from .store.layout import MAX_VALUES, value_rowid
-from .store.packing import pack
+from .store.packing import MAX_SECTION_BYTES, pack
 from .store.passages import (
     BatchPostings,
     PostingsWriter,
@@ -267,6 +267,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         progress.start()
         task = progress.add_task("indexing", total=None)
     stats = {"heading": 0, "infobox": 0, "author": 0, "date": 0, "words": 0}
+    biggest = 0  # bytes of the longest section text: readers never unpack more (packing.py)
     timings = report.timings
     for key in ("read", "prepare", "insert", "wait", "embed"):
         timings.setdefault(key, 0.0)
@@ -353,6 +354,12 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
                 skip(DocumentError(f"document {doc.id!r} has over {MAX_VALUES - 1} sections, "
                                    "infobox entries or authors", where))
                 continue
+            size = _largest_section(doc, biggest)
+            if size > MAX_SECTION_BYTES:
+                skip(DocumentError(f"document {doc.id!r} has a section of {size:,} bytes; a "
+                                   f"section may have at most {MAX_SECTION_BYTES:,}", where))
+                continue
+            biggest = max(biggest, size)
             rowid += 1
             seen[doc.id] = where
             # '_where' is the builders' tag (file:line), not the document's own metadata.
@@ -402,9 +409,20 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         "has_infobox": str(int(stats["infobox"] > 0)),
         "has_author": str(int(stats["author"] > 0)),
         "has_date": str(int(stats["date"] > 0)),
+        "max_section_bytes": str(biggest),
     }
     conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
     conn.execute("COMMIT")
+
+
+def _largest_section(doc: Document, known: int) -> int:
+    """The UTF-8 size of ``doc``'s longest section text, or ``known`` when none is longer.
+    (A text of n characters has at most 4n bytes: most texts need no encoding to rule out.)"""
+    biggest = known
+    for s in doc.sections:
+        if 4 * len(s.text) > biggest:
+            biggest = max(biggest, len(s.text.encode("utf-8", "surrogatepass")))
+    return biggest
 
 
 def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],

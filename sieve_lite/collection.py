@@ -10,9 +10,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from . import store
 from .bql.ast import ALL_FIELDS_ORDER
-from .errors import CollectionError
+from .errors import CollectionError, DamagedCollection
+from .store import reads
+from .store.packing import unpack
 
 
 def default_collection() -> Path:
@@ -21,29 +25,47 @@ def default_collection() -> Path:
 
 
 class Collection:
-    """A read-only collection. Thread-unsafe (one apsw connection); open one per thread."""
+    """A read-only collection. Thread-unsafe (one apsw connection); open one per thread.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    Opening checks the file defensively (``store.connect``), then that it is exactly what a
+    build makes: its schema row by row, its metadata typed and in range (``self.meta``), its
+    rowids within the document count. A file that fails is refused with ``CollectionError``
+    (``DamagedCollection``, exit code 3, when it claims to be a collection of this version).
+    """
+
+    def __init__(self, path: str | os.PathLike[str],
+                 budget: float = store.connection.STATEMENT_BUDGET) -> None:
         self.path = Path(path)
-        self.conn = store.connect(self.path, readonly=True)
+        self.conn = store.connect(self.path, readonly=True, budget=budget)
         try:
             store.check_version(self.conn, str(self.path))
-            self.meta: dict[str, str] = dict(self.conn.execute("SELECT key, value FROM meta"))
+            vec_dim = store.check_schema(self.conn, str(self.path))
+            self.meta: store.Meta = store.read_meta(self.conn, str(self.path),
+                                                    store.SCHEMA_VERSION)
+            store.check_ranges(self.conn, self.meta, vec_dim, str(self.path))
+            store.set_unpack_limit(self.conn, self.meta.max_section_bytes)
         except CollectionError:
             self.conn.close()
             raise
-        except Exception as e:  # a damaged file: one line, not a traceback
+        except apsw.Error as e:  # a damaged file: one line, not a traceback
             self.conn.close()
-            raise CollectionError(f"{self.path} cannot be read as a collection: {e}") from None
+            raise DamagedCollection(f"{self.path} cannot be read as a collection "
+                                    f"({type(e).__name__}: {e}); rebuild it or get a fresh "
+                                    "copy") from None
+        except BaseException:
+            self.conn.close()
+            raise
+        m = self.meta
+        has = {"section": m.has_section, "infobox": m.has_infobox, "author": m.has_author,
+               "date": m.has_date}
         self.fields: tuple[str, ...] = tuple(
-            f for f in ALL_FIELDS_ORDER
-            if f in ("title", "body", "tiab", "all") or self.meta.get(f"has_{f}") == "1")
+            f for f in ALL_FIELDS_ORDER if f in ("title", "body", "tiab", "all") or has.get(f))
         self.text_fields: tuple[str, ...] = tuple(
             f for f in self.fields if f not in ("date", "tiab", "all"))
-        self.embed_model: str = self.meta.get("embed_model", "")
-        self.embed_dim: int = int(self.meta.get("embed_dim", "0") or 0)
-        self.documents: int = int(self.meta.get("documents", "0"))
-        self.avg_words: float = float(self.meta.get("avg_words", "0") or 0)
+        self.embed_model: str = m.embed_model
+        self.embed_dim: int = m.embed_dim
+        self.documents: int = m.documents
+        self.avg_words: float = m.avg_words
         self._session: Any = None  # the last search listing (for fetch by rank)
 
     @property
@@ -61,55 +83,55 @@ class Collection:
 
     # -- description -----------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
+        m = self.meta
         sections = self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]
         return {
             "path": str(self.path),
             "documents": self.documents,
             "sections": sections,
             "fields": list(self.fields),
-            "schema_version": int(self.meta.get("schema_version", "0")),
-            "tokenizer": self.meta.get("tokenizer", ""),
+            "schema_version": m.schema_version,
+            "tokenizer": m.tokenizer,
             "embed_model": self.embed_model or None,
             "embed_dim": self.embed_dim or None,
             "avg_words": round(self.avg_words, 1),
-            "build_time": self.meta.get("build_time"),
-            "content_hash": self.meta.get("content_hash"),
-            "source": self.meta.get("source") or None,
+            "build_time": m.build_time,
+            "content_hash": m.content_hash,
+            "source": m.source or None,
             "size_bytes": self.path.stat().st_size,
         }
 
     # -- documents -------------------------------------------------------------------------
     def doc_rowid(self, doc_id: str) -> int | None:
-        row = self.conn.execute("SELECT rowid FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        row = reads.document_row(self.conn, doc_id)
         return row[0] if row else None
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
         """The whole document in DOCUMENTS.md shape, or None."""
-        row = self.conn.execute(
-            "SELECT rowid, id, title, date, url, meta FROM documents WHERE id = ?", (doc_id,)
-        ).fetchone()
-        if not row:
+        row = reads.document_row(self.conn, doc_id)
+        if row is None:
             return None
-        rowid, did, title, date, url, meta = row
-        span = store.layout.doc_span(rowid)
+        rowid, did, title = row
+        limit = self.meta.max_section_bytes
         out: dict[str, Any] = {"id": did, "title": title, "sections": [
-            {"heading": h, "text": t} for h, t in self.conn.execute(
-                "SELECT heading, unpack(text) FROM sections WHERE rowid BETWEEN ? AND ? "
-                "ORDER BY rowid", span)]}
-        ib = [[k, v] for k, v in self.conn.execute(
-            "SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
+            {"heading": h, "text": unpack(t, limit)} for h, t in reads.sections(self.conn, rowid)]}
+        ib = [[k, v] for k, v in reads.infobox(self.conn, rowid)]
         if ib:
             out["infobox"] = ib
-        au = [a for (a,) in self.conn.execute(
-            "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
+        au = reads.authors(self.conn, rowid)
         if au:
             out["author"] = au
+        date, url, meta = reads.document_details(self.conn, rowid)
         if date:
             out["date"] = date
         if url:
             out["url"] = url
         if meta:
-            out["meta"] = json.loads(meta)
+            try:
+                out["meta"] = json.loads(meta)
+            except ValueError:
+                raise DamagedCollection(f"{self.path} is damaged: the meta of {did!r} is not "
+                                        "JSON") from None
         return out
 
     # -- search and fetch (implemented in sieve_lite.search / sieve_lite.fetch) -------------

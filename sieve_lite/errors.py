@@ -13,8 +13,12 @@ class SieveError(Exception):
         super().__init__(message)
         self.message = message
 
-    def __str__(self) -> str:  # always one line
-        return " ".join(self.message.split("\n"))
+    def __str__(self) -> str:
+        # Always one line, and safe for a terminal: messages quote collection text (a heading,
+        # an id) that may hold control characters.
+        from .display import clean
+
+        return clean(" ".join(self.message.split("\n")))
 
 
 class QueryError(SieveError):
@@ -45,6 +49,14 @@ class DocumentError(SieveError):
 
 class CollectionError(SieveError):
     """A collection file that cannot be opened or used (missing, corrupt, other schema...)."""
+
+
+class DamagedCollection(CollectionError):
+    """A file that claims to be a collection of this version but is not what a build makes:
+    an altered schema, metadata out of range, a section that will not unpack, a statement that
+    ran over its time budget. Exit code 3, never 1 ("nothing found")."""
+
+    exit_code = 3
 
 
 class BuildError(SieveError):

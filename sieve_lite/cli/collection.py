@@ -55,12 +55,14 @@ def info(db: Path, as_json: bool) -> None:
         print_json(data)
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..display import for_rich
 
     table = Table(show_header=False, box=None)
     for key, value in data.items():
         if isinstance(value, list):
             value = ", ".join(value)
-        table.add_row(f"[bold]{key}[/bold]", escape("" if value is None else str(value)))
+        table.add_row(f"[bold]{for_rich(key)}[/bold]",
+                      for_rich("" if value is None else str(value)))
     Console().print(table)

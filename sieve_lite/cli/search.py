@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from ..display import clean
 from ..rank import RANKERS
 from ..search import MAX_K
 from ._common import EXIT_FOUND, EXIT_NOTHING, print_json
@@ -66,7 +67,7 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
             click.echo("sql: " + extra["sql"]["sql"])
             click.echo("params: " + repr(extra["sql"]["params"]))
         if compact:
-            click.echo(render_compact(res))
+            click.echo(clean(render_compact(res)))
         else:
             from rich.console import Console
 
