@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,8 @@ from typing import Any
 from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
+from .outfile import check_output, remove_stale_temps, temp_path
+from .store.content import document_digest
 from .store.layout import MAX_VALUES, value_rowid
 from .store.packing import MAX_SECTION_BYTES, pack
 from .store.passages import (
@@ -82,27 +84,6 @@ def _progress(total_hint: int | None, quiet: bool):
                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
 
 
-def temp_path_for(out: Path) -> Path:
-    return out.with_name(f".{out.name}.building-{os.getpid()}")
-
-
-def _remove_stale_temps(out: Path) -> None:
-    """Remove temp files of earlier builds of ``out`` whose process is gone (a SIGKILLed build
-    cannot clean up after itself)."""
-    prefix = f".{out.name}.building-"
-    for name in os.listdir(out.parent):
-        pid = name[len(prefix):]
-        if not name.startswith(prefix) or not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        stale = out.parent / name
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            stale.unlink(missing_ok=True)
-        except (PermissionError, OSError):
-            pass  # alive (or not ours to judge): leave it
-
-
 def build_collection(
     documents: Iterable[Document | DocumentError],
     out: str | os.PathLike[str],
@@ -114,6 +95,9 @@ def build_collection(
     on_skip: Callable[[DocumentError], None] | None = None,
     source_label: str = "",
     workers: int | None = None,
+    force: bool = False,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    manifest: Mapping[str, str] | None = None,
 ) -> BuildReport:
     """Index ``documents`` into a new collection at ``out`` (atomically replaced).
 
@@ -122,14 +106,14 @@ def build_collection(
     ``workers``: processes that prepare (normalise, pack) documents for big lexical builds;
     None = 2 (none on a 1-core machine), 0 = prepare in this process. Workers are used on Linux
     only (see ``_can_fork``); ``report.workers`` says how many ran.
+    The output must not be one of ``inputs`` nor an existing file that is not a collection;
+    an existing collection is replaced only with ``force`` (``outfile.check_output``).
+    ``manifest``: name, description, version, license (the name defaults to the file's stem).
     """
     out_path = Path(out)
-    if out_path.exists() and out_path.is_dir():
-        raise BuildError(f"output {out_path} is a directory; give a file name like out.db")
-    if not out_path.parent.exists():
-        raise BuildError(f"output folder {out_path.parent} does not exist")
-    tmp = temp_path_for(out_path)
-    _remove_stale_temps(out_path)
+    check_output(out_path, force=force, inputs=[Path(i) for i in inputs])
+    tmp = temp_path(out_path, "building")
+    remove_stale_temps(out_path, "building")
     for stale in (tmp, Path(str(tmp) + "-journal"), Path(str(tmp) + "-wal")):
         stale.unlink(missing_ok=True)
     started = time.perf_counter()
@@ -159,7 +143,8 @@ def build_collection(
                 raise BuildError("no documents were indexed" + (
                     f" ({len(report.skipped)} skipped as bad)" if report.skipped else "")
                     + "; check the source path and --format")
-            _finish(conn, report, embedder, source_label)
+            _finish(conn, report, embedder, source_label,
+                    {"name": out_path.stem, **(manifest or {})})
         finally:
             conn.close()
         os.replace(tmp, out_path)
@@ -213,12 +198,11 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
         # An infobox entry is read as 'key: value' (BQL.md section 1).
         ib = [index_text(f"{k}: {v}") for k, v in infobox]
         au = [index_text(a) for a in authors]
-        # The content hash covers every public field, in a fixed JSON framing; each document
-        # is hashed here and the main process hashes the digests in document order.
+        # The content hash covers every public field (store/content.py); each document is
+        # hashed here and the main process hashes the digests in document order.
         meta_json = json.dumps(meta, ensure_ascii=False) if meta else None
-        framed = json.dumps([doc_id, title, sections, infobox, authors, date, url],
-                            ensure_ascii=False)
-        digest = hashlib.sha256(f"{framed}\n{meta_json or ''}".encode()).digest()
+        digest = document_digest(doc_id, title, sections, infobox, authors, date, url,
+                                 meta_json)
         shape, passages = passage_words(title_idx, [(h, b) for _p, b, h in secs], ib, au)
         cut.append(passages)
         out.append((title_idx, n_words, secs, ib, au, digest, meta_json, shape,
@@ -497,7 +481,8 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
     write_passages(conn, passage_rows)
 
 
-def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:
+def _finish(conn, report: BuildReport, embedder, source_label: str,
+            manifest: Mapping[str, str]) -> None:
     from . import __version__
 
     n, total_words = conn.execute("SELECT count(*), total(n_words) FROM documents").fetchone()
@@ -519,6 +504,7 @@ def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:
         "build_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "sieve_lite_version": __version__,
         "source": source_label,
+        **{k: str(manifest.get(k) or "") for k in ("name", "description", "version", "license")},
     }
     conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
     conn.execute("COMMIT")

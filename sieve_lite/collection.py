@@ -97,7 +97,7 @@ class Collection:
             "avg_words": round(self.avg_words, 1),
             "build_time": m.build_time,
             "content_hash": m.content_hash,
-            "source": m.source or None,
+            **m.manifest(),
             "size_bytes": self.path.stat().st_size,
         }
 

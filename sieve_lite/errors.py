@@ -59,6 +59,15 @@ class DamagedCollection(CollectionError):
     exit_code = 3
 
 
+class OutputError(SieveError):
+    """An output path that must not be written: a folder, one of the inputs, a file that is not
+    a collection, or a collection to be replaced without ``--force``."""
+
+
+class DownloadError(SieveError):
+    """A download that did not finish (network, HTTP status); running it again resumes."""
+
+
 class BuildError(SieveError):
     """A build that cannot go on (no sources, strict mode hit a bad document, ...)."""
 

@@ -15,5 +15,12 @@ EXIT_ERROR = 2     # a usage or query error: one line on stderr
 EXIT_DAMAGED = 3   # a damaged collection or an internal error: one line on stderr
 
 
+# The version of every --json output's shape; it goes up when a key changes meaning or goes.
+JSON_FORMAT_VERSION = 1
+
+
 def print_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+    """One JSON document on stdout; an object gets ``format_version`` as its first key."""
+    if isinstance(obj, dict):
+        obj = {"format_version": JSON_FORMAT_VERSION, **obj}
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False))

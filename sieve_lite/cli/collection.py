@@ -20,9 +20,17 @@ from ._common import print_json
 @click.option("--no-embed", is_flag=True, help="Lexical only: no embeddings, no torch import.")
 @click.option("--embed-model", default=None, help="sentence-transformers model id or folder.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad document; write nothing.")
+@click.option("--force", is_flag=True, help="Replace OUT when it is already a collection.")
+@click.option("--name", default=None, help="Manifest: the collection's name (default: OUT's stem).")
+@click.option("--description", default=None, help="Manifest: what the collection holds.")
+@click.option("--collection-version", "version", default=None,
+              help="Manifest: the collection's own version.")
+@click.option("--license", "license_", default=None, help="Manifest: the data's licence.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no skip reports.")
 def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
-          embed_model: str | None, strict: bool, quiet: bool) -> None:
+          embed_model: str | None, strict: bool, force: bool, name: str | None,
+          description: str | None, version: str | None, license_: str | None,
+          quiet: bool) -> None:
     """Build a collection file from SOURCES (files or folders)."""
     from ..build import build_collection
     from ..sources import iter_documents
@@ -32,9 +40,12 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
             click.echo(f"skipped: {err}", err=True)
 
     label = ", ".join(str(s) for s in sources)
+    manifest = {k: v for k, v in (("name", name), ("description", description),
+                                  ("version", version), ("license", license_)) if v}
     report = build_collection(iter_documents(list(sources), fmt), out, embed=not no_embed,
                               embed_model=embed_model, strict=strict, quiet=quiet,
-                              on_skip=on_skip, source_label=f"{fmt}: {label}")
+                              on_skip=on_skip, source_label=f"{fmt}: {label}", force=force,
+                              inputs=sources, manifest=manifest)
     if not quiet:
         click.echo(f"built {report.path}: {report.documents} documents, {report.sections} "
                    f"sections, {len(report.skipped)} skipped, "

@@ -35,6 +35,13 @@ def document_row(conn: apsw.Connection, doc_id: str) -> tuple[int, str, str] | N
     return row[0], _text(row[1], "an id"), _text(row[2], "a title")
 
 
+def document_row_by_rowid(conn: apsw.Connection, rowid: int) -> tuple[int, str, str]:
+    """(rowid, id, title) of the document with this rowid."""
+    doc_id, title = conn.execute("SELECT id, title FROM documents WHERE rowid = ?",
+                                 (rowid,)).fetchone()
+    return rowid, _text(doc_id, "an id"), _text(title, "a title")
+
+
 def document_details(conn: apsw.Connection, rowid: int
                      ) -> tuple[str | None, str | None, str | None]:
     """(date, url, meta JSON) of a document."""
