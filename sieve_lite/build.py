@@ -38,6 +38,7 @@ from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
 from .outfile import check_output, remove_stale_temps, temp_path
+from .sources import Meter
 from .store.content import document_digest
 from .store.layout import MAX_VALUES, value_rowid
 from .store.packing import MAX_SECTION_BYTES, pack
@@ -55,6 +56,8 @@ BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes
 POOL_AFTER_CHARS = 256 << 10  # start worker processes once this much text has been seen
 DEFAULT_WORKERS = 2
 FTS_HASHSIZE = 64 << 20   # bytes of pending FTS5 index kept in memory before a segment flush
+SKIPS_KEPT = 5            # bad documents whose message a report keeps (all are counted)
+EARLY_STOP = 100          # ... and when this many fail before any succeeds, the build stops
 FTS_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")
 
 
@@ -63,7 +66,8 @@ class BuildReport:
     path: str
     documents: int = 0
     sections: int = 0
-    skipped: list[str] = field(default_factory=list)  # one line per bad document
+    skipped: list[str] = field(default_factory=list)  # the first SKIPS_KEPT bad documents
+    skipped_count: int = 0  # all of them
     words: int = 0
     seconds: float = 0.0
     embedded: bool = False
@@ -73,15 +77,26 @@ class BuildReport:
     workers: int = 0  # worker processes used for preparation (0 = inline)
 
 
-def _progress(total_hint: int | None, quiet: bool):
-    """A rich progress bar on stderr, or None when stderr is not a terminal or --quiet."""
+def _progress(meter: Meter | None, quiet: bool):
+    """A rich progress bar on stderr, or None when stderr is not a terminal or --quiet. With a
+    ``meter`` (the sources' size, known up front) it shows the share read and the time left."""
     if quiet or not sys.stderr.isatty():
         return None
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    columns = [TextColumn("{task.description}"), BarColumn()]
+    if meter is not None:  # (its total is known once the sources are listed)
+        columns += [TaskProgressColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+    columns.append(TimeElapsedColumn())
+    return Progress(*columns, console=Console(stderr=True), transient=True)
 
 
 def build_collection(
@@ -95,6 +110,7 @@ def build_collection(
     on_skip: Callable[[DocumentError], None] | None = None,
     source_label: str = "",
     workers: int | None = None,
+    meter: Meter | None = None,
     force: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
     manifest: Mapping[str, str] | None = None,
@@ -106,6 +122,10 @@ def build_collection(
     ``workers``: processes that prepare (normalise, pack) documents for big lexical builds;
     None = 2 (none on a 1-core machine), 0 = prepare in this process. Workers are used on Linux
     only (see ``_can_fork``); ``report.workers`` says how many ran.
+    ``meter``: the ``sources.Meter`` of ``documents``, for a progress bar with a total and an
+    ETA. Only the first ``SKIPS_KEPT`` bad documents are kept in the report (all are counted);
+    when the first ``EARLY_STOP`` records all fail the build stops, as the source is most
+    likely in another format than the one it is read as.
     The output must not be one of ``inputs`` nor an existing file that is not a collection;
     an existing collection is replaced only with ``force`` (``outfile.check_output``).
     ``manifest``: name, description, version, license (the name defaults to the file's stem).
@@ -138,10 +158,10 @@ def build_collection(
                          "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -200000")
             store.create(conn, embedder.dim if embedder else None)
             _tune_fts(conn)
-            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers)
+            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter)
             if report.documents == 0:
                 raise BuildError("no documents were indexed" + (
-                    f" ({len(report.skipped)} skipped as bad)" if report.skipped else "")
+                    f" ({report.skipped_count} skipped as bad)" if report.skipped_count else "")
                     + "; check the source path and --format")
             _finish(conn, report, embedder, source_label,
                     {"name": out_path.stem, **(manifest or {})})
@@ -242,14 +262,23 @@ def _pool(n: int):
 
 # ------------------------------------------------------------------------------------ index
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
-           on_skip, embedder, workers: int) -> None:
+           on_skip, embedder, workers: int, meter: Meter | None) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
     hasher = hashlib.sha256()
-    progress = _progress(None, quiet)
+    progress = _progress(meter, quiet)
     task = None
     if progress:
         progress.start()
         task = progress.add_task("indexing", total=None)
+
+    def tick() -> None:
+        if progress:
+            done = f"indexing: {report.documents:,} documents"
+            if meter is not None and meter.total:
+                progress.update(task, completed=meter.done, total=meter.total,
+                                description=done)
+            else:
+                progress.update(task, completed=report.documents, description=done)
     stats = {"heading": 0, "infobox": 0, "author": 0, "date": 0, "words": 0}
     biggest = 0  # bytes of the longest section text: readers never unpack more (packing.py)
     timings = report.timings
@@ -266,7 +295,13 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     def skip(err: DocumentError) -> None:
         if strict:
             raise BuildError(f"{err} (stopped: --strict; nothing was written)")
-        report.skipped.append(str(err))
+        report.skipped_count += 1
+        if len(report.skipped) < SKIPS_KEPT:
+            report.skipped.append(str(err))
+        if report.documents == 0 and report.skipped_count >= EARLY_STOP:
+            raise BuildError(f"the first {EARLY_STOP} records all failed, so the build stopped "
+                             f"and wrote nothing (the first: {report.skipped[0]}); are the "
+                             "sources in the format they are read as (--format)?")
         if on_skip:
             on_skip(err)
 
@@ -285,8 +320,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         docs, postings = prepared
         _insert(conn, raw, docs, stats, hasher, postings, writer)
         timings["insert"] += time.perf_counter() - t0
-        if progress:
-            progress.update(task, completed=report.documents)
+        tick()
 
     def drain(limit: int) -> None:
         while len(inflight) > limit:

@@ -31,26 +31,40 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
           embed_model: str | None, strict: bool, force: bool, name: str | None,
           description: str | None, version: str | None, license_: str | None,
           quiet: bool) -> None:
-    """Build a collection file from SOURCES (files or folders)."""
-    from ..build import build_collection
-    from ..sources import iter_documents
+    """Build a collection file from SOURCES (files or folders). Bad records are skipped and
+    reported (the first few, then a count); with --strict the first one stops the build."""
+    from ..build import SKIPS_KEPT, build_collection
+    from ..sources import Meter, iter_documents
+
+    shown = 0
 
     def on_skip(err: SieveError) -> None:
-        if not quiet:
+        nonlocal shown
+        if not quiet and shown < SKIPS_KEPT:
+            shown += 1
             click.echo(f"skipped: {err}", err=True)
 
     label = ", ".join(str(s) for s in sources)
     manifest = {k: v for k, v in (("name", name), ("description", description),
                                   ("version", version), ("license", license_)) if v}
-    report = build_collection(iter_documents(list(sources), fmt), out, embed=not no_embed,
-                              embed_model=embed_model, strict=strict, quiet=quiet,
-                              on_skip=on_skip, source_label=f"{fmt}: {label}", force=force,
-                              inputs=sources, manifest=manifest)
-    if not quiet:
-        click.echo(f"built {report.path}: {report.documents} documents, {report.sections} "
-                   f"sections, {len(report.skipped)} skipped, "
-                   f"{'with' if report.embedded else 'without'} embeddings, "
-                   f"{report.seconds:.1f}s", err=True)
+    meter = Meter()
+    report = build_collection(iter_documents(list(sources), fmt, meter), out,
+                              embed=not no_embed, embed_model=embed_model, strict=strict,
+                              quiet=quiet, on_skip=on_skip, source_label=f"{fmt}: {label}",
+                              force=force, inputs=sources, manifest=manifest, meter=meter)
+    if quiet:
+        return
+    more = report.skipped_count - shown
+    if more > 0:
+        click.echo(f"skipped: ... and {more:,} more bad records not shown", err=True)
+    click.echo(f"built {report.path}: {report.documents:,} documents, {report.sections:,} "
+               f"sections, {report.skipped_count:,} skipped, "
+               f"{'with' if report.embedded else 'without'} embeddings, "
+               f"{report.seconds:.1f}s", err=True)
+    if report.skipped_count > report.documents:
+        click.echo(f"hint: most records were skipped; were the sources read in the right "
+                   f"format? They were read as --format {fmt} (choose from "
+                   f"{', '.join(FORMATS)})", err=True)
 
 
 @click.command()
