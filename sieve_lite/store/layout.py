@@ -30,4 +30,4 @@ def doc_sql(column: str = "rowid") -> str:
 # document (rowid = document rowid). The open-time range check reads both lists.
 VALUE_TABLES = ("sections", "infobox", "authors",
                 "fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
-DOC_TABLES = ("documents", "fts_doc")
+DOC_TABLES = ("documents", "fts_doc", "passages")
