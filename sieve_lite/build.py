@@ -21,7 +21,6 @@ Pipeline (``python bench/build.py`` measures it, step by step):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import multiprocessing
 import os
@@ -32,15 +31,14 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
 from .outfile import check_output, remove_stale_temps, temp_path
 from .sources import Meter
-from .store.content import document_digest
-from .store.layout import MAX_VALUES, value_rowid
+from .store.content import ContentHash, document_digest
+from .store.layout import MAX_VALUES
 from .store.packing import MAX_SECTION_BYTES, pack
 from .store.passages import (
     BatchPostings,
@@ -49,6 +47,7 @@ from .store.passages import (
     passage_words,
     write_passages,
 )
+from .store.writes import DocumentRows, document_rows, insert_rows
 from .words import index_text
 
 BATCH_DOCS = 256          # documents per prepared batch
@@ -56,6 +55,10 @@ BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes
 POOL_AFTER_CHARS = 256 << 10  # start worker processes once this much text has been seen
 DEFAULT_WORKERS = 2
 FTS_HASHSIZE = 64 << 20   # bytes of pending FTS5 index kept in memory before a segment flush
+# How the indexed text was made (meta 'tokenizer'): in-place updates recompute indexed values
+# (FTS5 deletes need them exactly), so they refuse a collection built with another rule.
+TOKENIZER = ("sieve-words-v1 (NFKD, drop combining marks, casefold, runs of letters and digits, "
+             "joined by spaces) + fts5 ascii (splits on those spaces only)")
 SKIPS_KEPT = 5            # bad documents whose message a report keeps (all are counted)
 EARLY_STOP = 100          # ... and when this many fail before any succeeds, the build stops
 FTS_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")
@@ -219,7 +222,7 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
         ib = [index_text(f"{k}: {v}") for k, v in infobox]
         au = [index_text(a) for a in authors]
         # The content hash covers every public field (store/content.py); each document is
-        # hashed here and the main process hashes the digests in document order.
+        # hashed here and the main process adds the digests to the collection's hash.
         meta_json = json.dumps(meta, ensure_ascii=False) if meta else None
         digest = document_digest(doc_id, title, sections, infobox, authors, date, url,
                                  meta_json)
@@ -264,7 +267,7 @@ def _pool(n: int):
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
            on_skip, embedder, workers: int, meter: Meter | None) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
-    hasher = hashlib.sha256()
+    hasher = ContentHash()
     progress = _progress(meter, quiet)
     task = None
     if progress:
@@ -361,30 +364,14 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
                 skip(item)
                 continue
             doc = item
-            meta = doc.meta if isinstance(doc.meta, dict) else {}
-            where = meta.get("_where", "")
-            if doc.id in seen:
-                first = f" (first at {seen[doc.id]})" if seen[doc.id] else ""
-                skip(DocumentError(f"repeats id {doc.id!r}{first}; ids must be unique", where))
-                continue
-            if len(doc.sections) >= MAX_VALUES or len(doc.infobox) >= MAX_VALUES \
-                    or len(doc.authors) >= MAX_VALUES:
-                skip(DocumentError(f"document {doc.id!r} has over {MAX_VALUES - 1} sections, "
-                                   "infobox entries or authors", where))
-                continue
-            size = _largest_section(doc, biggest)
-            if size > MAX_SECTION_BYTES:
-                skip(DocumentError(f"document {doc.id!r} has a section of {size:,} bytes; a "
-                                   f"section may have at most {MAX_SECTION_BYTES:,}", where))
+            bad, size = admit(doc, seen, biggest)
+            if bad is not None:
+                skip(bad)
                 continue
             biggest = max(biggest, size)
             rowid += 1
-            seen[doc.id] = where
-            # '_where' is the builders' tag (file:line), not the document's own metadata.
-            public_meta = {k: v for k, v in meta.items() if k != "_where"} if meta else {}
-            sections = tuple((s.heading, s.text) for s in doc.sections)
-            batch.append((rowid, doc.id, doc.title, sections, doc.infobox, doc.authors,
-                          doc.date, doc.url, public_meta))
+            batch.append(raw_tuple(rowid, doc))
+            sections = batch[-1][3]
             chars = len(doc.title) + sum(len(t) for _, t in sections)
             batch_chars += chars
             total_chars += chars
@@ -423,6 +410,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     conn.execute("BEGIN")
     meta = {
         "content_hash": hasher.hexdigest(),
+        "content_state": hasher.state_hex(),
         "has_section": str(int(stats["heading"] > 0)),
         "has_infobox": str(int(stats["infobox"] > 0)),
         "has_author": str(int(stats["author"] > 0)),
@@ -431,6 +419,38 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     }
     conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
     conn.execute("COMMIT")
+
+
+def admit(doc: Document, seen: dict[str, str], biggest: int
+          ) -> tuple[DocumentError | None, int]:
+    """Whether a valid document may join the collection: its id is new (``seen``: id -> where
+    it was first seen, updated here), it has at most ``MAX_VALUES - 1`` values of each kind,
+    no section over ``MAX_SECTION_BYTES``. Returns (the reason it may not, or None; the size
+    of its longest section, or ``biggest`` when that is larger)."""
+    meta = doc.meta if isinstance(doc.meta, dict) else {}
+    where = meta.get("_where", "")
+    if doc.id in seen:
+        first = f" (first at {seen[doc.id]})" if seen[doc.id] else ""
+        return DocumentError(f"repeats id {doc.id!r}{first}; ids must be unique", where), 0
+    if len(doc.sections) >= MAX_VALUES or len(doc.infobox) >= MAX_VALUES \
+            or len(doc.authors) >= MAX_VALUES:
+        return DocumentError(f"document {doc.id!r} has over {MAX_VALUES - 1} sections, "
+                             "infobox entries or authors", where), 0
+    size = _largest_section(doc, biggest)
+    if size > MAX_SECTION_BYTES:
+        return DocumentError(f"document {doc.id!r} has a section of {size:,} bytes; a "
+                             f"section may have at most {MAX_SECTION_BYTES:,}", where), 0
+    seen[doc.id] = where
+    return None, size
+
+
+def raw_tuple(rowid: int, doc: Document) -> Raw:
+    """The tuple a document travels as to ``prepare`` (see ``Raw``)."""
+    meta = doc.meta if isinstance(doc.meta, dict) else {}
+    # '_where' is the builders' tag (file:line), not the document's own metadata.
+    public_meta = {k: v for k, v in meta.items() if k != "_where"} if meta else {}
+    return (rowid, doc.id, doc.title, tuple((s.heading, s.text) for s in doc.sections),
+            doc.infobox, doc.authors, doc.date, doc.url, public_meta)
 
 
 def _largest_section(doc: Document, known: int) -> int:
@@ -444,75 +464,36 @@ def _largest_section(doc: Document, known: int) -> int:
 
 
 def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
-            hasher: Any, postings: BatchPostings, writer: PostingsWriter) -> None:
+            hasher: ContentHash, postings: BatchPostings, writer: PostingsWriter) -> None:
     """Insert one prepared batch (rowids were given in the main process, in source order)."""
-    from .documents import date_span
-
-    docs, titles, secs, bodies, heads, ibs, ib_fts, aus, au_fts, doc_rows = (
-        [] for _ in range(10))
+    rows = []
     passage_rows = []
     first = writer.add(postings)
-    for (rowid, doc_id, title, sections, infobox, authors, date, url, _meta), \
-            (title_idx, n_words, psecs, ib_idx, au_idx, digest, meta_json, shape, plens) \
-            in zip(raw, prepared, strict=True):
+    for r, p in zip(raw, prepared, strict=True):
+        rows.append(prepared_rows(r, p))
+        rowid, _id, _title, sections, infobox, authors, date, _url, _meta = r
+        shape, plens = p[7], p[8]
         passage_rows.append((rowid, first, shape, plens))
         first += len(plens)
-        base = value_rowid(rowid, 0)
-        span = date_span(date) if date else None
-        if span:
-            stats["date"] += 1
-        docs.append((rowid, doc_id, title, date, span[0] if span else None,
-                     span[1] if span else None, url, meta_json, n_words))
-        if title_idx:
-            titles.append((base, title_idx))
-        pairs = zip(sections, psecs, strict=True)
-        for pos, ((heading, _text), (packed, body, head)) in enumerate(pairs):
-            r = base | pos
-            secs.append((r, rowid, pos, heading, packed))
-            if body:
-                bodies.append((r, body))
-            if heading != INTRO:
-                stats["heading"] += 1
-                if head:
-                    heads.append((r, head))
-        if infobox:
-            stats["infobox"] += 1
-            for i, ((k, v), idx) in enumerate(zip(infobox, ib_idx, strict=True)):
-                ibs.append((base | i, rowid, i, k, v))
-                if idx:
-                    ib_fts.append((base | i, idx))
-        if authors:
-            stats["author"] += 1
-            for i, (a, idx) in enumerate(zip(authors, au_idx, strict=True)):
-                aus.append((base | i, rowid, i, a))
-                if idx:
-                    au_fts.append((base | i, idx))
-        stats["words"] += n_words
-        hasher.update(digest)
-        # The document-level row of fts_doc: every value of a field joined (no positions are
-        # kept there, so joining cannot create a phrase across two values).
-        doc_rows.append((rowid, title_idx, " ".join(h for _p, _b, h in psecs if h),
-                         " ".join(b for _p, b, _h in psecs if b), " ".join(i for i in ib_idx if i),
-                         " ".join(a for a in au_idx if a)))
-    conn.executemany(
-        "INSERT INTO documents(rowid, id, title, date, date_lo, date_hi, url, meta, n_words) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", docs)
-    conn.executemany("INSERT INTO fts_title(rowid, v) VALUES (?, ?)", titles)
-    conn.executemany("INSERT INTO sections(rowid, doc, pos, heading, text) VALUES (?, ?, ?, ?, ?)",
-                     secs)
-    conn.executemany("INSERT INTO fts_body(rowid, v) VALUES (?, ?)", bodies)
-    if heads:
-        conn.executemany("INSERT INTO fts_section(rowid, v) VALUES (?, ?)", heads)
-    if ibs:
-        conn.executemany("INSERT INTO infobox(rowid, doc, pos, key, value) VALUES (?, ?, ?, ?, ?)",
-                         ibs)
-        conn.executemany("INSERT INTO fts_infobox(rowid, v) VALUES (?, ?)", ib_fts)
-    if aus:
-        conn.executemany("INSERT INTO authors(rowid, doc, pos, name) VALUES (?, ?, ?, ?)", aus)
-        conn.executemany("INSERT INTO fts_author(rowid, v) VALUES (?, ?)", au_fts)
-    conn.executemany("INSERT INTO fts_doc(rowid, title, section, body, infobox, author) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", doc_rows)
+        stats["date"] += rows[-1].document[4] is not None
+        stats["heading"] += sum(h != INTRO for h, _ in sections)
+        stats["infobox"] += bool(infobox)
+        stats["author"] += bool(authors)
+        stats["words"] += p[1]
+        hasher.add(p[5])
+    insert_rows(conn, rows)
     write_passages(conn, passage_rows)
+
+
+def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
+    """The table rows of one document from its ``Raw`` tuple and its ``prepare`` output."""
+    from .documents import date_span
+
+    rowid, doc_id, title, sections, infobox, authors, date, url, _meta = raw
+    title_idx, n_words, psecs, ib_idx, au_idx, _digest, meta_json = prepared[:7]
+    return document_rows(rowid, doc_id, title, sections, infobox, authors, date,
+                         date_span(date) if date else None, url, meta_json, n_words,
+                         title_idx, psecs, ib_idx, au_idx)
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,
@@ -528,8 +509,7 @@ def _finish(conn, report: BuildReport, embedder, source_label: str,
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     meta = {
         "schema_version": str(store.SCHEMA_VERSION),
-        "tokenizer": "sieve-words-v1 (NFKD, drop combining marks, casefold, runs of letters "
-                     "and digits, joined by spaces) + fts5 ascii (splits on those spaces only)",
+        "tokenizer": TOKENIZER,
         "embed_model": embedder.model_id if embedder else "",
         "embed_dim": str(embedder.dim) if embedder else "0",
         "documents": str(n),

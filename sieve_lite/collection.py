@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +39,11 @@ class Collection:
                  budget: float = store.connection.STATEMENT_BUDGET) -> None:
         self.path = Path(path)
         self.conn = store.connect(self.path, readonly=True, budget=budget)
+        self.generation = 0  # bumped when another process changed the file (see snapshot)
         try:
             store.check_version(self.conn, str(self.path))
-            vec_dim = store.check_schema(self.conn, str(self.path))
-            self.meta: store.Meta = store.read_meta(self.conn, str(self.path),
-                                                    store.SCHEMA_VERSION)
-            store.check_ranges(self.conn, self.meta, vec_dim, str(self.path))
-            store.set_unpack_limit(self.conn, self.meta.max_section_bytes)
+            self._vec_dim = store.check_schema(self.conn, str(self.path))
+            self._load()
         except CollectionError:
             self.conn.close()
             raise
@@ -55,7 +55,15 @@ class Collection:
         except BaseException:
             self.conn.close()
             raise
-        m = self.meta
+        self._session: Any = None  # the last search listing (for fetch by rank)
+
+    def _load(self) -> None:
+        """Read and check what the metadata says (on open, and after another process changed
+        the file: ``sieve-lite add``/``remove`` update collections in place)."""
+        self._data_version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        m = self.meta = store.read_meta(self.conn, str(self.path), store.SCHEMA_VERSION)
+        store.check_ranges(self.conn, m, self._vec_dim, str(self.path))
+        store.set_unpack_limit(self.conn, m.max_section_bytes)
         has = {"section": m.has_section, "infobox": m.has_infobox, "author": m.has_author,
                "date": m.has_date}
         self.fields: tuple[str, ...] = tuple(
@@ -66,7 +74,30 @@ class Collection:
         self.embed_dim: int = m.embed_dim
         self.documents: int = m.documents
         self.avg_words: float = m.avg_words
-        self._session: Any = None  # the last search listing (for fetch by rank)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Run a group of reads on one state of the file (a read transaction: an update in
+        another process commits before or after it, never in the middle); when the file
+        changed since the last look, reload the metadata and bump ``generation`` first, so
+        that everything cached per open collection is read again."""
+        if not self.conn.getautocommit():  # already inside one
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            self.conn.execute("SELECT count(*) FROM meta").fetchone()  # takes the read lock
+            if self.conn.execute("PRAGMA data_version").fetchone()[0] != self._data_version:
+                try:
+                    self._load()
+                except apsw.Error as e:
+                    raise DamagedCollection(f"{self.path} changed and cannot be read again "
+                                            f"({e})") from None
+                self.generation += 1
+            yield
+        finally:
+            if not self.conn.getautocommit():  # (an error may have ended it already)
+                self.conn.execute("COMMIT")
 
     @property
     def has_vectors(self) -> bool:
@@ -83,8 +114,9 @@ class Collection:
 
     # -- description -----------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        m = self.meta
-        sections = self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        with self.snapshot():
+            m = self.meta
+            sections = self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]
         return {
             "path": str(self.path),
             "documents": self.documents,
@@ -108,6 +140,10 @@ class Collection:
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
         """The whole document in DOCUMENTS.md shape, or None."""
+        with self.snapshot():
+            return self._document(doc_id)
+
+    def _document(self, doc_id: str) -> dict[str, Any] | None:
         row = reads.document_row(self.conn, doc_id)
         if row is None:
             return None
@@ -139,10 +175,12 @@ class Collection:
         """Run a BQL query; returns a ``sieve_lite.search.SearchResult``."""
         from .search import search
 
-        return search(self, query, k=k, ranker=ranker, strict=strict)
+        with self.snapshot():
+            return search(self, query, k=k, ranker=ranker, strict=strict)
 
     def fetch(self, doc: str | int, section: str | None = None):
         """Read one section of a document (by id, or by rank in the last search)."""
         from .fetch import fetch
 
-        return fetch(self, doc, section)
+        with self.snapshot():
+            return fetch(self, doc, section)

@@ -121,7 +121,7 @@ def _content(conn: apsw.Connection, meta: store.Meta, p: Path) -> Check:
         if sections != meta.sections:
             return Check("content", False, f"{sections} sections, but the metadata says "
                          f"{meta.sections}")
-        digest = store.content.content_hash(conn, meta.max_section_bytes)
+        digest = store.content.content_hash(conn, meta.max_section_bytes).hexdigest()
     except (DamagedCollection, apsw.Error) as e:
         return Check("content", False, _message(e, p))
     if digest != meta.content_hash:

@@ -21,6 +21,7 @@ from ..errors import SieveError
 from . import ask as _ask
 from . import collection as _collection
 from . import search as _search
+from . import update as _update
 from . import verify as _verify
 from ._common import EXIT_DAMAGED, EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, print_json
 
@@ -75,7 +76,7 @@ def cli() -> None:
 
 COMMANDS: tuple[click.Command, ...] = (
     _collection.build, _collection.info, _search.search, _search.fetch, _ask.ask,
-    _verify.verify, _verify.get,
+    _verify.verify, _verify.get, _update.add, _update.remove,
 )
 for _command in COMMANDS:
     cli.add_command(_command)

@@ -42,7 +42,6 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
 
     from .. import bql
     from ..search import render_compact
-    from ..search import search as run_search
     from ..terminal import print_search, query_words
 
     with sieve_lite.open(db) as coll:
@@ -55,7 +54,7 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
             if show_sql:
                 c = bql.compile_query(node, coll.fields)
                 extra["sql"] = {"sql": c.sql, "params": list(c.params)}
-        res = run_search(coll, query, k=k, ranker=ranker, strict=strict)
+        res = coll.search(query, k=k, ranker=ranker, strict=strict)
     if as_json:
         print_json({**res.to_dict(), **extra})
     else:

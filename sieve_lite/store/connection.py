@@ -88,17 +88,19 @@ class _Budget:
         return False
 
 
-def _defend(conn: apsw.Connection, path: Path, budget: float) -> None:
-    """Settings for reading a file someone else may have made: nothing in its schema runs as
-    trusted code, views and triggers are off, nothing can be written or attached, no value
-    over ``MAX_VALUE_BYTES`` is read, and every statement has a time budget."""
+def _defend(conn: apsw.Connection, path: Path, budget: float, readonly: bool) -> None:
+    """Settings for a file someone else may have made: nothing in its schema runs as trusted
+    code, views and triggers are off, nothing can be attached, no value over
+    ``MAX_VALUE_BYTES`` is read, every statement has a time budget, and (``readonly``)
+    nothing can be written."""
     conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
     conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_VIEW, 0)
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 0)
     conn.limit(apsw.SQLITE_LIMIT_ATTACHED, 0)
     conn.limit(apsw.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-    conn.execute("PRAGMA query_only = 1")
+    if readonly:
+        conn.execute("PRAGMA query_only = 1")
     clock = _Budget(path, budget)
     conn.exec_trace = clock.start
     conn.set_progress_handler(clock.check, _PROGRESS_STEPS)
@@ -108,8 +110,9 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = True, create: bool
             need_vec: bool = False, budget: float = STATEMENT_BUDGET) -> apsw.Connection:
     """Open ``path`` with sqlite-vec loaded and ``unpack`` registered.
 
-    Read-only unless asked: a search never writes. A read-only connection is also defensive
-    (``_defend``): ``budget`` is the time in seconds any one statement may run.
+    Read-only unless asked: a search never writes. A connection to an existing file is also
+    defensive (``_defend``): ``budget`` is the time in seconds any one statement may run. (A
+    new file, ``create``, is our own build's.)
     """
     p = Path(path)
     if not create:
@@ -128,8 +131,8 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = True, create: bool
         conn.setbusytimeout(5000)
         conn.create_scalar_function("unpack", unpack, 1, deterministic=True)
         check_runtime(conn, need_vec)
-        if readonly:
-            _defend(conn, p, budget)
+        if not create:
+            _defend(conn, p, budget, readonly)
         # Touch the schema: a non-database file fails here, not later in a query.
         conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except apsw.NotADBError:

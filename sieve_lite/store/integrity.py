@@ -44,6 +44,19 @@ def check_ranges(conn: apsw.Connection, meta: Meta, vec_dim: int, path: str) -> 
         if lo is not None and (lo < first or hi > last):
             raise damaged(f"{table} has rowids {lo}..{hi}, outside the {n} documents' "
                           f"{first}..{last}")
+    # Passages (m002): one row per document, as many lengths as its shape has passages, and
+    # numbers that stay near the live count (the ranker sizes arrays by the largest number;
+    # in-place updates renumber long before this bound).
+    count, bad, low, top, live = conn.execute(
+        "SELECT count(*), total(length(lens) % 4 != 0 OR sections < 0 OR infobox NOT IN (0, 1) "
+        "OR author NOT IN (0, 1) OR length(lens) / 4 != max(1, sections + infobox + author)), "
+        "min(first), max(first + length(lens) / 4), total(length(lens) / 4) FROM passages"
+    ).fetchone()
+    if count != n or bad:
+        raise damaged(f"its passages table has {count} rows for {n} documents"
+                      + (f", {int(bad)} of them malformed" if bad else ""))
+    if low is not None and (low < 0 or top > 2 * live + (1 << 16)):
+        raise damaged(f"its passage numbers run {low}..{top} for {int(live)} passages")
     if vec_dim:
         # vec0 keeps its rowids in a plain shadow table; one vector per document.
         lo, hi, count = conn.execute(

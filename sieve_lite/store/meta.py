@@ -21,6 +21,7 @@ from typing import Any
 import apsw
 
 from ..errors import DamagedCollection
+from .content import STATE_HEX, hash_of_state
 from .layout import SHIFT
 from .packing import MAX_SECTION_BYTES
 
@@ -29,6 +30,7 @@ MAX_EMBED_DIM = 8192                     # sqlite-vec's own ceiling for a float 
 MAX_TEXT = 64 << 10                      # characters in any one text value of meta
 _HASH = re.compile(r"[0-9a-f]{64}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_STATE = re.compile(f"[0-9a-f]{{{STATE_HEX}}}")
 MANIFEST_KEYS = ("name", "description", "version", "license", "source")
 
 
@@ -52,6 +54,10 @@ class Meta:
     # The size in bytes of the longest section text (UTF-8); unpacking never inflates more.
     # Files built before the key existed get the global ceiling.
     max_section_bytes: int = MAX_SECTION_BYTES
+    # The content hash's running state (store/content.py), which in-place updates need;
+    # files built before it existed can be searched but not updated.
+    content_state: str = ""
+    update_time: str = ""  # the last in-place update (sieve-lite add/remove), if any
     sieve_lite_version: str = ""
     name: str = ""
     description: str = ""
@@ -60,9 +66,19 @@ class Meta:
     source: str = ""
     extra: Mapping[str, str] = field(default_factory=dict)
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """A value by its meta key, typed when this version knows the key (mapping-style
+        reads, e.g. ``coll.meta.get("source", "")``)."""
+        if key in _FIELDS:
+            return getattr(self, key)
+        return self.extra.get(key, default)
+
     def manifest(self) -> dict[str, Any]:
         """The human description: name, description, version, license, source."""
         return {k: getattr(self, k) or None for k in MANIFEST_KEYS}
+
+
+_FIELDS = frozenset(f.name for f in fields(Meta)) - {"extra"}
 
 
 def _int(key: str, text: str, lo: int, hi: int) -> int:
@@ -116,7 +132,14 @@ def parse_meta(pairs: Iterable[tuple[Any, Any]], schema_version: int) -> Meta:
         raise ValueError("content_hash is not 64 hex digits")
     if not _TIME.fullmatch(raw["build_time"]):
         raise ValueError("build_time is not YYYY-MM-DDTHH:MM:SSZ")
-    known = {f.name for f in fields(Meta)} - {"extra"}
+    if raw.get("update_time") and not _TIME.fullmatch(raw["update_time"]):
+        raise ValueError("update_time is not YYYY-MM-DDTHH:MM:SSZ")
+    state = raw.get("content_state", "")
+    if state:
+        if not _STATE.fullmatch(state):
+            raise ValueError(f"content_state is not {STATE_HEX} hex digits")
+        if hash_of_state(state) != raw["content_hash"]:
+            raise ValueError("content_hash does not match content_state")
     return Meta(
         schema_version=version,
         tokenizer=raw["tokenizer"],
@@ -134,13 +157,15 @@ def parse_meta(pairs: Iterable[tuple[Any, Any]], schema_version: int) -> Meta:
         max_section_bytes=_int("max_section_bytes",
                                raw.get("max_section_bytes", str(MAX_SECTION_BYTES)), 0,
                                MAX_SECTION_BYTES),
+        content_state=state,
+        update_time=raw.get("update_time", ""),
         sieve_lite_version=raw.get("sieve_lite_version", ""),
         name=raw.get("name", ""),
         description=raw.get("description", ""),
         version=raw.get("version", ""),
         license=raw.get("license", ""),
         source=raw.get("source", ""),
-        extra={k: v for k, v in raw.items() if k not in known},
+        extra={k: v for k, v in raw.items() if k not in _FIELDS},
     )
 
 
