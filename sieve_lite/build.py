@@ -37,6 +37,7 @@ from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
 from .outfile import check_output, remove_stale_temps, temp_path
 from .sources import Meter
+from .store import writes
 from .store.content import ContentHash, document_digest
 from .store.layout import MAX_VALUES
 from .store.packing import MAX_SECTION_BYTES, pack
@@ -54,14 +55,12 @@ BATCH_DOCS = 256          # documents per prepared batch
 BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes first
 POOL_AFTER_CHARS = 256 << 10  # start worker processes once this much text has been seen
 DEFAULT_WORKERS = 2
-FTS_HASHSIZE = 64 << 20   # bytes of pending FTS5 index kept in memory before a segment flush
 # How the indexed text was made (meta 'tokenizer'): in-place updates recompute indexed values
 # (FTS5 deletes need them exactly), so they refuse a collection built with another rule.
 TOKENIZER = ("sieve-words-v1 (NFKD, drop combining marks, casefold, runs of letters and digits, "
              "joined by spaces) + fts5 ascii (splits on those spaces only)")
 SKIPS_KEPT = 5            # bad documents whose message a report keeps (all are counted)
 EARLY_STOP = 100          # ... and when this many fail before any succeeds, the build stops
-FTS_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")
 
 
 @dataclass
@@ -157,10 +156,9 @@ def build_collection(
     try:
         conn = store.connect(tmp, readonly=False, create=True, need_vec=embedder is not None)
         try:
-            conn.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-                         "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -200000")
+            writes.tune_for_build(conn)
             store.create(conn, embedder.dim if embedder else None)
-            _tune_fts(conn)
+            writes.tune_fts(conn)
             _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter)
             if report.documents == 0:
                 raise BuildError("no documents were indexed" + (
@@ -178,17 +176,6 @@ def build_collection(
     report.seconds = time.perf_counter() - started
     report.embedded = embedder is not None
     return report
-
-
-def _tune_fts(conn) -> None:
-    """Keep the pending FTS5 index in memory (one segment per table for most builds)."""
-    import apsw
-
-    for table in FTS_TABLES:
-        try:
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS_HASHSIZE})")
-        except apsw.SQLError:
-            return  # an SQLite without the option: the defaults work, only slower
 
 
 # ------------------------------------------------------------------------------- preparation
@@ -313,8 +300,8 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             return
         t0 = time.perf_counter()
         vecs = embedder.encode([t for _, t in pending_vec])
-        conn.executemany("INSERT INTO doc_vectors(rowid, embedding) VALUES (?, ?)",
-                         [(r, v.tobytes()) for (r, _), v in zip(pending_vec, vecs, strict=True)])
+        writes.insert_vectors(conn, [(r, v.tobytes())
+                                     for (r, _), v in zip(pending_vec, vecs, strict=True)])
         pending_vec.clear()
         timings["embed"] += time.perf_counter() - t0
 
@@ -417,7 +404,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         "has_date": str(int(stats["date"] > 0)),
         "max_section_bytes": str(biggest),
     }
-    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+    writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
 
 
@@ -500,13 +487,10 @@ def _finish(conn, report: BuildReport, embedder, source_label: str,
             manifest: Mapping[str, str]) -> None:
     from . import __version__
 
-    n, total_words = conn.execute("SELECT count(*), total(n_words) FROM documents").fetchone()
+    n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()
     conn.execute("BEGIN")
-    for table in FTS_TABLES:
-        # Merge all b-tree segments into one: smaller file, faster queries (a no-op when the
-        # in-memory hash held the whole build).
-        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    writes.optimize_fts(conn)
     meta = {
         "schema_version": str(store.SCHEMA_VERSION),
         "tokenizer": TOKENIZER,
@@ -520,9 +504,9 @@ def _finish(conn, report: BuildReport, embedder, source_label: str,
         "source": source_label,
         **{k: str(manifest.get(k) or "") for k in ("name", "description", "version", "license")},
     }
-    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+    writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
     report.timings["optimize"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    conn.execute("VACUUM")
+    writes.vacuum(conn)
     report.timings["vacuum"] = time.perf_counter() - t0

@@ -60,7 +60,7 @@ class Collection:
     def _load(self) -> None:
         """Read and check what the metadata says (on open, and after another process changed
         the file: ``sieve-lite add``/``remove`` update collections in place)."""
-        self._data_version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        self._data_version = reads.data_version(self.conn)
         m = self.meta = store.read_meta(self.conn, str(self.path), store.SCHEMA_VERSION)
         store.check_ranges(self.conn, m, self._vec_dim, str(self.path))
         store.set_unpack_limit(self.conn, m.max_section_bytes)
@@ -86,8 +86,8 @@ class Collection:
             return
         self.conn.execute("BEGIN")
         try:
-            self.conn.execute("SELECT count(*) FROM meta").fetchone()  # takes the read lock
-            if self.conn.execute("PRAGMA data_version").fetchone()[0] != self._data_version:
+            reads.take_read_lock(self.conn)
+            if reads.data_version(self.conn) != self._data_version:
                 try:
                     self._load()
                 except apsw.Error as e:
@@ -116,7 +116,7 @@ class Collection:
     def info(self) -> dict[str, Any]:
         with self.snapshot():
             m = self.meta
-            sections = self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+            sections = reads.section_count(self.conn)
         return {
             "path": str(self.path),
             "documents": self.documents,

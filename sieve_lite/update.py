@@ -104,10 +104,7 @@ def _open(path: Path) -> tuple[apsw.Connection, store.Meta]:
                                   f"({meta.tokenizer[:40]!r}...); rebuild it to update it")
         store.set_unpack_limit(conn, meta.max_section_bytes)
         conn.setbusytimeout(WRITER_BUSY_MS)
-        # Dirty pages stay in memory until the commit: spilling them would take the exclusive
-        # lock early and make readers wait for the whole update instead of the commit.
-        conn.execute("PRAGMA cache_spill = OFF")
-        conn.execute("PRAGMA cache_size = -262144")
+        writes.tune_for_update(conn)
     except BaseException:
         conn.close()
         raise
@@ -186,7 +183,7 @@ def _finish(conn: apsw.Connection, meta: store.Meta, hasher: ContentHash,
                          "least one document")
     if top != n:  # our own invariant; a failure here is a bug, and rolls the update back
         raise RuntimeError(f"rowids 1..{top} for {n} documents after an update")
-    _compact_passages(conn)
+    writes.compact_passage_numbers(conn, COMPACT_SLACK)
     flags = writes.field_flags(conn)
     writes.write_meta(conn, [
         ("documents", str(n)), ("sections", str(sections)),
@@ -196,31 +193,6 @@ def _finish(conn: apsw.Connection, meta: store.Meta, hasher: ContentHash,
         ("update_time", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
         *((k, "1" if v else "0") for k, v in flags.items())])
     return n
-
-
-def _compact_passages(conn: apsw.Connection) -> None:
-    """Renumber passages 0.. in document order when unused numbers (of removed documents)
-    exceed half the live ones, rewriting every postings list with the new numbers."""
-    rows = conn.execute("SELECT doc, first, length(lens) / 4 FROM passages ORDER BY doc"
-                        ).fetchall()
-    live = sum(c for _, _, c in rows)
-    top = max((f + c for _, f, c in rows), default=0)
-    if top - live <= live // 2 + COMPACT_SLACK:
-        return
-    new_of = np.full(top, -1, dtype=np.int64)
-    nxt = 0
-    updates = []
-    for doc, first, count in rows:
-        new_of[first:first + count] = np.arange(nxt, nxt + count)
-        updates.append((nxt, doc))
-        nxt += count
-    conn.executemany("UPDATE passages SET first = ? WHERE doc = ?", updates)
-    for term, data in conn.execute("SELECT term, data FROM passage_postings").fetchall():
-        ids, tfs = ps.decode(data)
-        new = new_of[ids]
-        order = np.argsort(new, kind="stable")
-        conn.execute("UPDATE passage_postings SET data = ? WHERE term = ?",
-                     (ps.encode(new[order], tfs[order].astype(np.int64)), term))
 
 
 @contextlib.contextmanager

@@ -107,17 +107,17 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
 
 def _integrity(conn: apsw.Connection) -> Check:
     try:
-        rows = [r for (r,) in conn.execute("PRAGMA integrity_check(20)")]
+        rows = store.integrity.sqlite_integrity(conn)
     except (apsw.Error, SieveError) as e:
         return Check("integrity", False, f"the integrity check could not run: {e}")
     if rows == ["ok"]:
         return Check("integrity", True, "ok")
-    return Check("integrity", False, "; ".join(str(r) for r in rows[:5]))
+    return Check("integrity", False, "; ".join(rows[:5]))
 
 
 def _content(conn: apsw.Connection, meta: store.Meta, p: Path) -> Check:
     try:
-        sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        sections = store.reads.section_count(conn)
         if sections != meta.sections:
             return Check("content", False, f"{sections} sections, but the metadata says "
                          f"{meta.sections}")
@@ -175,7 +175,7 @@ def _vectors(conn: apsw.Connection, meta: store.Meta) -> Check:
 
     try:
         blobs: list[bytes] = []
-        for (blob,) in conn.execute("SELECT embedding FROM doc_vectors"):
+        for blob in store.integrity.vector_blobs(conn):
             blobs.append(blob)
             if len(blobs) == _VECTOR_BATCH:
                 bad += count_bad(blobs)

@@ -7,6 +7,8 @@ there. (``sieve-lite verify`` runs the slower, whole-file checks.)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import apsw
 
 from ..errors import DamagedCollection
@@ -72,3 +74,15 @@ def check_ranges(conn: apsw.Connection, meta: Meta, vec_dim: int, path: str) -> 
         if bad:
             raise damaged(f"{bad} chunk(s) of its vectors do not hold vectors of dimension "
                           f"{vec_dim}")
+
+
+def sqlite_integrity(conn: apsw.Connection, limit: int = 20) -> list[str]:
+    """SQLite's ``PRAGMA integrity_check`` (b-trees, indexes, FTS5 indexes): ``["ok"]`` or at
+    most ``limit`` problems."""
+    return [str(r) for (r,) in conn.execute(f"PRAGMA integrity_check({int(limit)})")]
+
+
+def vector_blobs(conn: apsw.Connection) -> Iterator[bytes]:
+    """Every stored embedding, as its float32 bytes."""
+    for (blob,) in conn.execute("SELECT embedding FROM doc_vectors"):
+        yield blob

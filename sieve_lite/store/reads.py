@@ -81,3 +81,19 @@ def authors(conn: apsw.Connection, rowid: int) -> list[str]:
     return [_text(a, "an author") for (a,) in conn.execute(
         "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
         doc_span(rowid))]
+
+
+# ------------------------------------------------------------------------------- the whole
+def section_count(conn: apsw.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+
+
+def data_version(conn: apsw.Connection) -> int:
+    """SQLite's counter of commits by *other* connections (``PRAGMA data_version``)."""
+    return conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def take_read_lock(conn: apsw.Connection) -> None:
+    """Inside ``BEGIN``: read something, so the transaction holds its read lock (and sees one
+    state of the file) from here on."""
+    conn.execute("SELECT count(*) FROM meta").fetchone()

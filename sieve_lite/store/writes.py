@@ -23,6 +23,8 @@ from ..documents import INTRO
 from .layout import doc_span, value_rowid
 
 FTS_VALUE_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
+FTS_TABLES = (*FTS_VALUE_TABLES, "fts_doc")
+FTS_HASHSIZE = 64 << 20   # bytes of pending FTS5 index kept in memory before a segment flush
 
 
 @dataclass
@@ -123,6 +125,73 @@ def insert_vectors(conn: apsw.Connection, rows: Iterable[tuple[int, bytes]]) -> 
 
 def delete_vector(conn: apsw.Connection, rowid: int) -> None:
     conn.execute("DELETE FROM doc_vectors WHERE rowid = ?", (rowid,))
+
+
+# ------------------------------------------------------------------------- whole-file work
+def tune_for_build(conn: apsw.Connection) -> None:
+    """Settings for writing a new file that is renamed into place only when complete (no
+    journal needed), with the pending FTS5 index kept in memory (``FTS_HASHSIZE``: one
+    segment per table for most builds)."""
+    conn.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+                 "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -200000")
+
+
+def tune_fts(conn: apsw.Connection) -> None:
+    for table in FTS_TABLES:
+        try:
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)",
+                         (FTS_HASHSIZE,))
+        except apsw.SQLError:
+            return  # an SQLite without the option: the defaults work, only slower
+
+
+def tune_for_update(conn: apsw.Connection) -> None:
+    """Settings for one long update transaction that must not block readers before its
+    commit: dirty pages stay in memory (spilling them would take the exclusive lock early)."""
+    conn.execute("PRAGMA cache_spill = OFF")
+    conn.execute("PRAGMA cache_size = -262144")
+
+
+def optimize_fts(conn: apsw.Connection) -> None:
+    """Merge each FTS table's b-tree segments into one: smaller file, faster queries (a no-op
+    when the in-memory hash held the whole build)."""
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+
+
+def vacuum(conn: apsw.Connection) -> None:
+    conn.execute("VACUUM")
+
+
+def compact_passage_numbers(conn: apsw.Connection, slack: int) -> bool:
+    """Renumber passages 0.. in document order when the unused numbers (of removed documents)
+    exceed half the live ones plus ``slack``, rewriting every postings list; True when it
+    did. (The open-time check refuses numbers beyond twice the live count plus 65536.)"""
+    import numpy as np
+
+    from . import passages as ps
+
+    rows = conn.execute("SELECT doc, first, length(lens) / 4 FROM passages ORDER BY doc"
+                        ).fetchall()
+    live = sum(c for _, _, c in rows)
+    top = max((f + c for _, f, c in rows), default=0)
+    if top - live <= live // 2 + slack:
+        return False
+    new_of = np.full(top, -1, dtype=np.int64)
+    nxt = 0
+    updates = []
+    for doc, first, count in rows:
+        new_of[first:first + count] = np.arange(nxt, nxt + count)
+        updates.append((nxt, doc))
+        nxt += count
+    conn.executemany("UPDATE passages SET first = ? WHERE doc = ?", updates)
+    for term, data in conn.execute("SELECT term, data FROM passage_postings").fetchall():
+        ids, tfs = ps.decode(data)
+        new = new_of[ids]
+        order = np.argsort(new, kind="stable")
+        conn.execute("UPDATE passage_postings SET data = ? WHERE term = ?",
+                     (ps.encode(new[order], tfs[order].astype(np.int64)), term))
+    return True
 
 
 # -------------------------------------------------------------------------------------- meta
