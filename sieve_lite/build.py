@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import store
 from .documents import INTRO, Document
@@ -285,9 +286,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     def skip(err: DocumentError) -> None:
         if strict:
             raise BuildError(f"{err} (stopped: --strict; nothing was written)")
-        report.skipped_count += 1
-        if len(report.skipped) < SKIPS_KEPT:
-            report.skipped.append(str(err))
+        record_skip(report, err)
         if report.documents == 0 and report.skipped_count >= EARLY_STOP:
             raise BuildError(f"the first {EARLY_STOP} records all failed, so the build stopped "
                              f"and wrote nothing (the first: {report.skipped[0]}); are the "
@@ -406,6 +405,13 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     }
     writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
+
+
+def record_skip(report: Any, err: DocumentError) -> None:
+    """Count a bad document in a build's or an update's report, keeping the first messages."""
+    report.skipped_count += 1
+    if len(report.skipped) < SKIPS_KEPT:
+        report.skipped.append(str(err))
 
 
 def admit(doc: Document, seen: dict[str, str], biggest: int

@@ -41,8 +41,6 @@ class Collection:
         self.conn = store.connect(self.path, readonly=True, budget=budget)
         self.generation = 0  # bumped when another process changed the file (see snapshot)
         try:
-            store.check_version(self.conn, str(self.path))
-            self._vec_dim = store.check_schema(self.conn, str(self.path))
             self._load()
         except CollectionError:
             self.conn.close()
@@ -61,8 +59,8 @@ class Collection:
         """Read and check what the metadata says (on open, and after another process changed
         the file: ``sieve-lite add``/``remove`` update collections in place)."""
         self._data_version = reads.data_version(self.conn)
-        m = self.meta = store.read_meta(self.conn, str(self.path), store.SCHEMA_VERSION)
-        store.check_ranges(self.conn, m, self._vec_dim, str(self.path))
+        m, _dim = store.check_collection(self.conn, str(self.path))
+        self.meta: store.Meta = m
         store.set_unpack_limit(self.conn, m.max_section_bytes)
         has = {"section": m.has_section, "infobox": m.has_infobox, "author": m.has_author,
                "date": m.has_date}

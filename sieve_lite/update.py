@@ -38,7 +38,7 @@ import apsw
 import numpy as np
 
 from . import store
-from .build import SKIPS_KEPT, TOKENIZER, admit, prepare, prepared_rows
+from .build import TOKENIZER, admit, prepare, prepared_rows, record_skip
 from .documents import Document
 from .errors import BuildError, CollectionError, DocumentError, EnvironmentProblem, SieveError
 from .store import passages as ps
@@ -92,10 +92,7 @@ def _open(path: Path) -> tuple[apsw.Connection, store.Meta]:
     for one long transaction that must not block readers before its commit."""
     conn = store.connect(path, readonly=False, budget=WRITE_BUDGET)
     try:
-        store.check_version(conn, str(path))
-        vec_dim = store.check_schema(conn, str(path))
-        meta = store.read_meta(conn, str(path), store.SCHEMA_VERSION)
-        store.check_ranges(conn, meta, vec_dim, str(path))
+        meta, _dim = store.check_collection(conn, str(path))
         if not meta.content_state:
             raise CollectionError(f"{path} was built before in-place updates existed (it has "
                                   "no content_state); rebuild it once with 'sieve-lite build'")
@@ -144,15 +141,8 @@ def _prepare_all(docs: list[Document], embed_model: str | None, dim: int
 def _stored(conn: apsw.Connection, rowid: int, limit: int, with_vector: bool) -> _Prepared:
     """A stored document re-made as it was prepared when written (its rows, passages and
     digest come out the same: the values to take out)."""
-    from .store import reads
-    from .store.packing import unpack
-
-    _r, doc_id, title = reads.document_row_by_rowid(conn, rowid)
-    date, url, meta_json = reads.document_details(conn, rowid)
-    sections = tuple((h, unpack(t, limit)) for h, t in reads.sections(conn, rowid))
-    meta = json.loads(meta_json) if meta_json else {}
-    raw = (rowid, doc_id, title, sections, tuple(reads.infobox(conn, rowid)),
-           tuple(reads.authors(conn, rowid)), date, url, meta)
+    *fields, meta_json = store.reads.stored_fields(conn, rowid, limit)
+    raw = (rowid, *fields, json.loads(meta_json) if meta_json else {})
     prepared, _postings = prepare([raw])
     p = prepared[0]
     _shape, words = ps.passage_words(p[0], [(h, b) for _p, b, h in p[2]], p[3], p[4])
@@ -230,9 +220,7 @@ def add_documents(path: str | os.PathLike[str], documents: Iterable[Document | D
             if bad is not None:
                 if strict:
                     raise BuildError(f"{bad} (stopped: --strict; nothing was changed)")
-                report.skipped_count += 1
-                if len(report.skipped) < SKIPS_KEPT:
-                    report.skipped.append(str(bad))
+                record_skip(report, bad)
                 if on_skip:
                     on_skip(bad)
                 continue

@@ -24,3 +24,21 @@ def print_json(obj: Any) -> None:
     if isinstance(obj, dict):
         obj = {"format_version": JSON_FORMAT_VERSION, **obj}
     click.echo(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False))
+
+
+class SkipPrinter:
+    """For ``build`` and ``add``: print the first ``limit`` bad records as they come (none when
+    ``quiet``), then, through ``finish``, how many more there were."""
+
+    def __init__(self, quiet: bool, limit: int) -> None:
+        self.quiet, self.limit, self.shown = quiet, limit, 0
+
+    def __call__(self, err: Any) -> None:
+        if not self.quiet and self.shown < self.limit:
+            self.shown += 1
+            click.echo(f"skipped: {err}", err=True)
+
+    def finish(self, total: int) -> None:
+        if not self.quiet and total > self.shown:
+            click.echo(f"skipped: ... and {total - self.shown:,} more bad records not shown",
+                       err=True)

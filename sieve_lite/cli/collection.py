@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import SieveError
 from ..sources import FORMATS
-from ._common import print_json
+from ._common import SkipPrinter, print_json
 
 
 @click.command()
@@ -36,13 +35,7 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
     from ..build import SKIPS_KEPT, build_collection
     from ..sources import Meter, iter_documents
 
-    shown = 0
-
-    def on_skip(err: SieveError) -> None:
-        nonlocal shown
-        if not quiet and shown < SKIPS_KEPT:
-            shown += 1
-            click.echo(f"skipped: {err}", err=True)
+    on_skip = SkipPrinter(quiet, SKIPS_KEPT)
 
     label = ", ".join(str(s) for s in sources)
     manifest = {k: v for k, v in (("name", name), ("description", description),
@@ -54,9 +47,7 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
                               force=force, inputs=sources, manifest=manifest, meter=meter)
     if quiet:
         return
-    more = report.skipped_count - shown
-    if more > 0:
-        click.echo(f"skipped: ... and {more:,} more bad records not shown", err=True)
+    on_skip.finish(report.skipped_count)
     click.echo(f"built {report.path}: {report.documents:,} documents, {report.sections:,} "
                f"sections, {report.skipped_count:,} skipped, "
                f"{'with' if report.embedded else 'without'} embeddings, "

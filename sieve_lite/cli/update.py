@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import SieveError
 from ..sources import FORMATS
-from ._common import print_json
+from ._common import SkipPrinter, print_json
 
 
 @click.command()
@@ -28,22 +27,13 @@ def add(db: Path, sources: tuple[Path, ...], fmt: str, strict: bool, as_json: bo
     from ..sources import iter_documents
     from ..update import add_documents
 
-    shown = 0
-
-    def on_skip(err: SieveError) -> None:
-        nonlocal shown
-        if not quiet and shown < SKIPS_KEPT:
-            shown += 1
-            click.echo(f"skipped: {err}", err=True)
-
+    on_skip = SkipPrinter(quiet, SKIPS_KEPT)
     report = add_documents(db, iter_documents(list(sources), fmt), strict=strict,
                            on_skip=on_skip)
     if as_json:
         print_json(report.to_dict())
     if not quiet:
-        if report.skipped_count > shown:
-            click.echo(f"skipped: ... and {report.skipped_count - shown:,} more bad records "
-                       "not shown", err=True)
+        on_skip.finish(report.skipped_count)
         click.echo(f"updated {db}: {report.added:,} added, {report.replaced:,} replaced, "
                    f"{report.skipped_count:,} skipped; {report.documents:,} documents, "
                    f"{report.seconds:.1f}s", err=True)

@@ -28,7 +28,6 @@ import apsw
 import numpy as np
 
 from . import reads
-from .packing import unpack
 
 LANES = 1024
 STATE_HEX = LANES * 4  # hex digits of a state: 1024 lanes of 2 bytes
@@ -79,11 +78,7 @@ def hash_of_state(state_hex: str) -> str:
 
 def stored_digest(conn: apsw.Connection, rowid: int, limit: int) -> bytes:
     """The digest of a stored document, from its rows."""
-    _rowid, doc_id, title = reads.document_row_by_rowid(conn, rowid)
-    date, url, meta = reads.document_details(conn, rowid)
-    sections = [(h, unpack(t, limit)) for h, t in reads.sections(conn, rowid)]
-    return document_digest(doc_id, title, sections, reads.infobox(conn, rowid),
-                           reads.authors(conn, rowid), date, url, meta)
+    return document_digest(*reads.stored_fields(conn, rowid, limit))
 
 
 def content_hash(conn: apsw.Connection, limit: int) -> ContentHash:

@@ -76,6 +76,19 @@ def check_ranges(conn: apsw.Connection, meta: Meta, vec_dim: int, path: str) -> 
                           f"{vec_dim}")
 
 
+def check_collection(conn: apsw.Connection, path: str) -> tuple[Meta, int]:
+    """Every open-time check of a collection file, in order: version, exact schema, typed
+    metadata, ranges. Returns (its metadata, its vector dimension or 0)."""
+    from .meta import read_meta
+    from .schema import SCHEMA_VERSION, check_schema, check_version
+
+    check_version(conn, path)
+    dim = check_schema(conn, path)
+    meta = read_meta(conn, path, SCHEMA_VERSION)
+    check_ranges(conn, meta, dim, path)
+    return meta, dim
+
+
 def sqlite_integrity(conn: apsw.Connection, limit: int = 20) -> list[str]:
     """SQLite's ``PRAGMA integrity_check`` (b-trees, indexes, FTS5 indexes): ``["ok"]`` or at
     most ``limit`` problems."""

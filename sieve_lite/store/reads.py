@@ -50,6 +50,19 @@ def document_details(conn: apsw.Connection, rowid: int
     return _opt_text(date, "a date"), _opt_text(url, "a url"), _opt_text(meta, "a meta value")
 
 
+def stored_fields(conn: apsw.Connection, rowid: int, limit: int) -> tuple:
+    """Every field of a stored document as the build was given it: (id, title, ((heading,
+    text), ...), ((key, value), ...), (author, ...), date, url, meta JSON); section texts
+    unpacked (at most ``limit`` bytes each)."""
+    from .packing import unpack
+
+    _rowid, doc_id, title = document_row_by_rowid(conn, rowid)
+    date, url, meta_json = document_details(conn, rowid)
+    texts = tuple((h, unpack(t, limit)) for h, t in sections(conn, rowid))
+    return (doc_id, title, texts, tuple(infobox(conn, rowid)), tuple(authors(conn, rowid)),
+            date, url, meta_json)
+
+
 def ids_ignoring_case(conn: apsw.Connection, doc_id: str, limit: int = 5) -> list[str]:
     """Ids equal to ``doc_id`` ignoring ASCII case (suggestions for a mistyped id)."""
     return [_text(i, "an id") for (i,) in conn.execute(
