@@ -41,7 +41,10 @@ bench: install
 
 # Rebuild the shipped demo collection (see collections/README.md).
 demo: install
-	HF_HUB_OFFLINE=1 $(BIN)/sieve-lite build ../shared/data/corpora/peps --format rst -o collections/peps.db
+	HF_HUB_OFFLINE=1 $(BIN)/sieve-lite build ../shared/data/corpora/peps --format rst -o collections/peps.db \
+	  --force --name peps --license "public domain / CC0-1.0" \
+	  --description "The 736 Python Enhancement Proposals, from their reStructuredText sources"
+	$(BIN)/python -m sieve_lite.get collections
 
 clean:
 	rm -rf $(VENV) bench/out .pytest_cache

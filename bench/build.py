@@ -92,7 +92,7 @@ def run(docs: list[Document], out: Path, repeat: int, **kw) -> dict:
     for _ in range(repeat):
         c0 = cpu()
         t0 = time.perf_counter()
-        report = build_collection(docs, out, quiet=True, **kw)
+        report = build_collection(docs, out, quiet=True, force=True, **kw)
         wall = time.perf_counter() - t0
         c1 = cpu()
         res = {"wall": wall, "cpu_main": c1[0] - c0[0], "cpu_workers": c1[1] - c0[1],

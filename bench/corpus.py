@@ -232,7 +232,7 @@ def ensure_collection(n_docs: int = 100_000, seed: int = 1, rebuild: bool = Fals
                       file=sys.stderr)
             yield Document.from_dict(d)
 
-    report = build_collection(docs(), out, embed=False, quiet=True,
+    report = build_collection(docs(), out, embed=False, quiet=True, force=True,
                               source_label=f"bench/corpus.py --docs {n_docs} --seed {seed}")
     for stale in OUT.glob(f"zipf-{n_docs}-s{seed}-v*"):  # older schema or generator versions
         if stale.name != out.name and not stale.name.startswith(f"{out.stem}."):

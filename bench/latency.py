@@ -91,7 +91,7 @@ def build(path: Path, n: int) -> None:
                            sections=(Section("(intro)", text),))
 
     print(f"building {path}: {n} documents (text) ...", file=sys.stderr, flush=True)
-    build_collection(docs(), path, embed=False, quiet=True)
+    build_collection(docs(), path, embed=False, quiet=True, force=True)
     print("adding synthetic vectors ...", file=sys.stderr, flush=True)
     conn = store.connect(path, readonly=False, need_vec=True)
     rng = np.random.default_rng(0)

@@ -21,7 +21,6 @@ Pipeline (``python bench/build.py`` measures it, step by step):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import multiprocessing
 import os
@@ -29,7 +28,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +36,12 @@ from typing import Any
 from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
-from .store.layout import MAX_VALUES, value_rowid
-from .store.packing import pack
+from .outfile import check_output, remove_stale_temps, temp_path
+from .sources import Meter
+from .store import writes
+from .store.content import ContentHash, document_digest
+from .store.layout import MAX_VALUES
+from .store.packing import MAX_SECTION_BYTES, pack
 from .store.passages import (
     BatchPostings,
     PostingsWriter,
@@ -46,14 +49,19 @@ from .store.passages import (
     passage_words,
     write_passages,
 )
+from .store.writes import DocumentRows, document_rows, insert_rows
 from .words import index_text
 
 BATCH_DOCS = 256          # documents per prepared batch
 BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes first
 POOL_AFTER_CHARS = 256 << 10  # start worker processes once this much text has been seen
 DEFAULT_WORKERS = 2
-FTS_HASHSIZE = 64 << 20   # bytes of pending FTS5 index kept in memory before a segment flush
-FTS_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")
+# How the indexed text was made (meta 'tokenizer'): in-place updates recompute indexed values
+# (FTS5 deletes need them exactly), so they refuse a collection built with another rule.
+TOKENIZER = ("sieve-words-v1 (NFKD, drop combining marks, casefold, runs of letters and digits, "
+             "joined by spaces) + fts5 ascii (splits on those spaces only)")
+SKIPS_KEPT = 5            # bad documents whose message a report keeps (all are counted)
+EARLY_STOP = 100          # ... and when this many fail before any succeeds, the build stops
 
 
 @dataclass
@@ -61,7 +69,8 @@ class BuildReport:
     path: str
     documents: int = 0
     sections: int = 0
-    skipped: list[str] = field(default_factory=list)  # one line per bad document
+    skipped: list[str] = field(default_factory=list)  # the first SKIPS_KEPT bad documents
+    skipped_count: int = 0  # all of them
     words: int = 0
     seconds: float = 0.0
     embedded: bool = False
@@ -71,36 +80,26 @@ class BuildReport:
     workers: int = 0  # worker processes used for preparation (0 = inline)
 
 
-def _progress(total_hint: int | None, quiet: bool):
-    """A rich progress bar on stderr, or None when stderr is not a terminal or --quiet."""
+def _progress(meter: Meter | None, quiet: bool):
+    """A rich progress bar on stderr, or None when stderr is not a terminal or --quiet. With a
+    ``meter`` (the sources' size, known up front) it shows the share read and the time left."""
     if quiet or not sys.stderr.isatty():
         return None
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-
-
-def temp_path_for(out: Path) -> Path:
-    return out.with_name(f".{out.name}.building-{os.getpid()}")
-
-
-def _remove_stale_temps(out: Path) -> None:
-    """Remove temp files of earlier builds of ``out`` whose process is gone (a SIGKILLed build
-    cannot clean up after itself)."""
-    prefix = f".{out.name}.building-"
-    for name in os.listdir(out.parent):
-        pid = name[len(prefix):]
-        if not name.startswith(prefix) or not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        stale = out.parent / name
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            stale.unlink(missing_ok=True)
-        except (PermissionError, OSError):
-            pass  # alive (or not ours to judge): leave it
+    columns = [TextColumn("{task.description}"), BarColumn()]
+    if meter is not None:  # (its total is known once the sources are listed)
+        columns += [TaskProgressColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+    columns.append(TimeElapsedColumn())
+    return Progress(*columns, console=Console(stderr=True), transient=True)
 
 
 def build_collection(
@@ -114,6 +113,10 @@ def build_collection(
     on_skip: Callable[[DocumentError], None] | None = None,
     source_label: str = "",
     workers: int | None = None,
+    meter: Meter | None = None,
+    force: bool = False,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    manifest: Mapping[str, str] | None = None,
 ) -> BuildReport:
     """Index ``documents`` into a new collection at ``out`` (atomically replaced).
 
@@ -122,14 +125,18 @@ def build_collection(
     ``workers``: processes that prepare (normalise, pack) documents for big lexical builds;
     None = 2 (none on a 1-core machine), 0 = prepare in this process. Workers are used on Linux
     only (see ``_can_fork``); ``report.workers`` says how many ran.
+    ``meter``: the ``sources.Meter`` of ``documents``, for a progress bar with a total and an
+    ETA. Only the first ``SKIPS_KEPT`` bad documents are kept in the report (all are counted);
+    when the first ``EARLY_STOP`` records all fail the build stops, as the source is most
+    likely in another format than the one it is read as.
+    The output must not be one of ``inputs`` nor an existing file that is not a collection;
+    an existing collection is replaced only with ``force`` (``outfile.check_output``).
+    ``manifest``: name, description, version, license (the name defaults to the file's stem).
     """
     out_path = Path(out)
-    if out_path.exists() and out_path.is_dir():
-        raise BuildError(f"output {out_path} is a directory; give a file name like out.db")
-    if not out_path.parent.exists():
-        raise BuildError(f"output folder {out_path.parent} does not exist")
-    tmp = temp_path_for(out_path)
-    _remove_stale_temps(out_path)
+    check_output(out_path, force=force, inputs=[Path(i) for i in inputs])
+    tmp = temp_path(out_path, "building")
+    remove_stale_temps(out_path, "building")
     for stale in (tmp, Path(str(tmp) + "-journal"), Path(str(tmp) + "-wal")):
         stale.unlink(missing_ok=True)
     started = time.perf_counter()
@@ -150,16 +157,16 @@ def build_collection(
     try:
         conn = store.connect(tmp, readonly=False, create=True, need_vec=embedder is not None)
         try:
-            conn.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-                         "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -200000")
+            writes.tune_for_build(conn)
             store.create(conn, embedder.dim if embedder else None)
-            _tune_fts(conn)
-            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers)
+            writes.tune_fts(conn)
+            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter)
             if report.documents == 0:
                 raise BuildError("no documents were indexed" + (
-                    f" ({len(report.skipped)} skipped as bad)" if report.skipped else "")
+                    f" ({report.skipped_count} skipped as bad)" if report.skipped_count else "")
                     + "; check the source path and --format")
-            _finish(conn, report, embedder, source_label)
+            _finish(conn, report, embedder, source_label,
+                    {"name": out_path.stem, **(manifest or {})})
         finally:
             conn.close()
         os.replace(tmp, out_path)
@@ -170,17 +177,6 @@ def build_collection(
     report.seconds = time.perf_counter() - started
     report.embedded = embedder is not None
     return report
-
-
-def _tune_fts(conn) -> None:
-    """Keep the pending FTS5 index in memory (one segment per table for most builds)."""
-    import apsw
-
-    for table in FTS_TABLES:
-        try:
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', {FTS_HASHSIZE})")
-        except apsw.SQLError:
-            return  # an SQLite without the option: the defaults work, only slower
 
 
 # ------------------------------------------------------------------------------- preparation
@@ -213,12 +209,11 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
         # An infobox entry is read as 'key: value' (BQL.md section 1).
         ib = [index_text(f"{k}: {v}") for k, v in infobox]
         au = [index_text(a) for a in authors]
-        # The content hash covers every public field, in a fixed JSON framing; each document
-        # is hashed here and the main process hashes the digests in document order.
+        # The content hash covers every public field (store/content.py); each document is
+        # hashed here and the main process adds the digests to the collection's hash.
         meta_json = json.dumps(meta, ensure_ascii=False) if meta else None
-        framed = json.dumps([doc_id, title, sections, infobox, authors, date, url],
-                            ensure_ascii=False)
-        digest = hashlib.sha256(f"{framed}\n{meta_json or ''}".encode()).digest()
+        digest = document_digest(doc_id, title, sections, infobox, authors, date, url,
+                                 meta_json)
         shape, passages = passage_words(title_idx, [(h, b) for _p, b, h in secs], ib, au)
         cut.append(passages)
         out.append((title_idx, n_words, secs, ib, au, digest, meta_json, shape,
@@ -258,15 +253,25 @@ def _pool(n: int):
 
 # ------------------------------------------------------------------------------------ index
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
-           on_skip, embedder, workers: int) -> None:
+           on_skip, embedder, workers: int, meter: Meter | None) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
-    hasher = hashlib.sha256()
-    progress = _progress(None, quiet)
+    hasher = ContentHash()
+    progress = _progress(meter, quiet)
     task = None
     if progress:
         progress.start()
         task = progress.add_task("indexing", total=None)
+
+    def tick() -> None:
+        if progress:
+            done = f"indexing: {report.documents:,} documents"
+            if meter is not None and meter.total:
+                progress.update(task, completed=meter.done, total=meter.total,
+                                description=done)
+            else:
+                progress.update(task, completed=report.documents, description=done)
     stats = {"heading": 0, "infobox": 0, "author": 0, "date": 0, "words": 0}
+    biggest = 0  # bytes of the longest section text: readers never unpack more (packing.py)
     timings = report.timings
     for key in ("read", "prepare", "insert", "wait", "embed"):
         timings.setdefault(key, 0.0)
@@ -281,7 +286,11 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     def skip(err: DocumentError) -> None:
         if strict:
             raise BuildError(f"{err} (stopped: --strict; nothing was written)")
-        report.skipped.append(str(err))
+        record_skip(report, err)
+        if report.documents == 0 and report.skipped_count >= EARLY_STOP:
+            raise BuildError(f"the first {EARLY_STOP} records all failed, so the build stopped "
+                             f"and wrote nothing (the first: {report.skipped[0]}); are the "
+                             "sources in the format they are read as (--format)?")
         if on_skip:
             on_skip(err)
 
@@ -290,8 +299,8 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             return
         t0 = time.perf_counter()
         vecs = embedder.encode([t for _, t in pending_vec])
-        conn.executemany("INSERT INTO doc_vectors(rowid, embedding) VALUES (?, ?)",
-                         [(r, v.tobytes()) for (r, _), v in zip(pending_vec, vecs, strict=True)])
+        writes.insert_vectors(conn, [(r, v.tobytes())
+                                     for (r, _), v in zip(pending_vec, vecs, strict=True)])
         pending_vec.clear()
         timings["embed"] += time.perf_counter() - t0
 
@@ -300,8 +309,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         docs, postings = prepared
         _insert(conn, raw, docs, stats, hasher, postings, writer)
         timings["insert"] += time.perf_counter() - t0
-        if progress:
-            progress.update(task, completed=report.documents)
+        tick()
 
     def drain(limit: int) -> None:
         while len(inflight) > limit:
@@ -342,24 +350,14 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
                 skip(item)
                 continue
             doc = item
-            meta = doc.meta if isinstance(doc.meta, dict) else {}
-            where = meta.get("_where", "")
-            if doc.id in seen:
-                first = f" (first at {seen[doc.id]})" if seen[doc.id] else ""
-                skip(DocumentError(f"repeats id {doc.id!r}{first}; ids must be unique", where))
+            bad, size = admit(doc, seen, biggest)
+            if bad is not None:
+                skip(bad)
                 continue
-            if len(doc.sections) >= MAX_VALUES or len(doc.infobox) >= MAX_VALUES \
-                    or len(doc.authors) >= MAX_VALUES:
-                skip(DocumentError(f"document {doc.id!r} has over {MAX_VALUES - 1} sections, "
-                                   "infobox entries or authors", where))
-                continue
+            biggest = max(biggest, size)
             rowid += 1
-            seen[doc.id] = where
-            # '_where' is the builders' tag (file:line), not the document's own metadata.
-            public_meta = {k: v for k, v in meta.items() if k != "_where"} if meta else {}
-            sections = tuple((s.heading, s.text) for s in doc.sections)
-            batch.append((rowid, doc.id, doc.title, sections, doc.infobox, doc.authors,
-                          doc.date, doc.url, public_meta))
+            batch.append(raw_tuple(rowid, doc))
+            sections = batch[-1][3]
             chars = len(doc.title) + sum(len(t) for _, t in sections)
             batch_chars += chars
             total_chars += chars
@@ -398,101 +396,110 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     conn.execute("BEGIN")
     meta = {
         "content_hash": hasher.hexdigest(),
+        "content_state": hasher.state_hex(),
         "has_section": str(int(stats["heading"] > 0)),
         "has_infobox": str(int(stats["infobox"] > 0)),
         "has_author": str(int(stats["author"] > 0)),
         "has_date": str(int(stats["date"] > 0)),
+        "max_section_bytes": str(biggest),
     }
-    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+    writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
 
 
-def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
-            hasher: Any, postings: BatchPostings, writer: PostingsWriter) -> None:
-    """Insert one prepared batch (rowids were given in the main process, in source order)."""
-    from .documents import date_span
+def record_skip(report: Any, err: DocumentError) -> None:
+    """Count a bad document in a build's or an update's report, keeping the first messages."""
+    report.skipped_count += 1
+    if len(report.skipped) < SKIPS_KEPT:
+        report.skipped.append(str(err))
 
-    docs, titles, secs, bodies, heads, ibs, ib_fts, aus, au_fts, doc_rows = (
-        [] for _ in range(10))
+
+def admit(doc: Document, seen: dict[str, str], biggest: int
+          ) -> tuple[DocumentError | None, int]:
+    """Whether a valid document may join the collection: its id is new (``seen``: id -> where
+    it was first seen, updated here), it has at most ``MAX_VALUES - 1`` values of each kind,
+    no section over ``MAX_SECTION_BYTES``. Returns (the reason it may not, or None; the size
+    of its longest section, or ``biggest`` when that is larger)."""
+    meta = doc.meta if isinstance(doc.meta, dict) else {}
+    where = meta.get("_where", "")
+    if doc.id in seen:
+        first = f" (first at {seen[doc.id]})" if seen[doc.id] else ""
+        return DocumentError(f"repeats id {doc.id!r}{first}; ids must be unique", where), 0
+    if len(doc.sections) >= MAX_VALUES or len(doc.infobox) >= MAX_VALUES \
+            or len(doc.authors) >= MAX_VALUES:
+        return DocumentError(f"document {doc.id!r} has over {MAX_VALUES - 1} sections, "
+                             "infobox entries or authors", where), 0
+    size = _largest_section(doc, biggest)
+    if size > MAX_SECTION_BYTES:
+        return DocumentError(f"document {doc.id!r} has a section of {size:,} bytes; a "
+                             f"section may have at most {MAX_SECTION_BYTES:,}", where), 0
+    seen[doc.id] = where
+    return None, size
+
+
+def raw_tuple(rowid: int, doc: Document) -> Raw:
+    """The tuple a document travels as to ``prepare`` (see ``Raw``)."""
+    meta = doc.meta if isinstance(doc.meta, dict) else {}
+    # '_where' is the builders' tag (file:line), not the document's own metadata.
+    public_meta = {k: v for k, v in meta.items() if k != "_where"} if meta else {}
+    return (rowid, doc.id, doc.title, tuple((s.heading, s.text) for s in doc.sections),
+            doc.infobox, doc.authors, doc.date, doc.url, public_meta)
+
+
+def _largest_section(doc: Document, known: int) -> int:
+    """The UTF-8 size of ``doc``'s longest section text, or ``known`` when none is longer.
+    (A text of n characters has at most 4n bytes: most texts need no encoding to rule out.)"""
+    biggest = known
+    for s in doc.sections:
+        if 4 * len(s.text) > biggest:
+            biggest = max(biggest, len(s.text.encode("utf-8", "surrogatepass")))
+    return biggest
+
+
+def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
+            hasher: ContentHash, postings: BatchPostings, writer: PostingsWriter) -> None:
+    """Insert one prepared batch (rowids were given in the main process, in source order)."""
+    rows = []
     passage_rows = []
     first = writer.add(postings)
-    for (rowid, doc_id, title, sections, infobox, authors, date, url, _meta), \
-            (title_idx, n_words, psecs, ib_idx, au_idx, digest, meta_json, shape, plens) \
-            in zip(raw, prepared, strict=True):
+    for r, p in zip(raw, prepared, strict=True):
+        rows.append(prepared_rows(r, p))
+        rowid, _id, _title, sections, infobox, authors, date, _url, _meta = r
+        shape, plens = p[7], p[8]
         passage_rows.append((rowid, first, shape, plens))
         first += len(plens)
-        base = value_rowid(rowid, 0)
-        span = date_span(date) if date else None
-        if span:
-            stats["date"] += 1
-        docs.append((rowid, doc_id, title, date, span[0] if span else None,
-                     span[1] if span else None, url, meta_json, n_words))
-        if title_idx:
-            titles.append((base, title_idx))
-        pairs = zip(sections, psecs, strict=True)
-        for pos, ((heading, _text), (packed, body, head)) in enumerate(pairs):
-            r = base | pos
-            secs.append((r, rowid, pos, heading, packed))
-            if body:
-                bodies.append((r, body))
-            if heading != INTRO:
-                stats["heading"] += 1
-                if head:
-                    heads.append((r, head))
-        if infobox:
-            stats["infobox"] += 1
-            for i, ((k, v), idx) in enumerate(zip(infobox, ib_idx, strict=True)):
-                ibs.append((base | i, rowid, i, k, v))
-                if idx:
-                    ib_fts.append((base | i, idx))
-        if authors:
-            stats["author"] += 1
-            for i, (a, idx) in enumerate(zip(authors, au_idx, strict=True)):
-                aus.append((base | i, rowid, i, a))
-                if idx:
-                    au_fts.append((base | i, idx))
-        stats["words"] += n_words
-        hasher.update(digest)
-        # The document-level row of fts_doc: every value of a field joined (no positions are
-        # kept there, so joining cannot create a phrase across two values).
-        doc_rows.append((rowid, title_idx, " ".join(h for _p, _b, h in psecs if h),
-                         " ".join(b for _p, b, _h in psecs if b), " ".join(i for i in ib_idx if i),
-                         " ".join(a for a in au_idx if a)))
-    conn.executemany(
-        "INSERT INTO documents(rowid, id, title, date, date_lo, date_hi, url, meta, n_words) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", docs)
-    conn.executemany("INSERT INTO fts_title(rowid, v) VALUES (?, ?)", titles)
-    conn.executemany("INSERT INTO sections(rowid, doc, pos, heading, text) VALUES (?, ?, ?, ?, ?)",
-                     secs)
-    conn.executemany("INSERT INTO fts_body(rowid, v) VALUES (?, ?)", bodies)
-    if heads:
-        conn.executemany("INSERT INTO fts_section(rowid, v) VALUES (?, ?)", heads)
-    if ibs:
-        conn.executemany("INSERT INTO infobox(rowid, doc, pos, key, value) VALUES (?, ?, ?, ?, ?)",
-                         ibs)
-        conn.executemany("INSERT INTO fts_infobox(rowid, v) VALUES (?, ?)", ib_fts)
-    if aus:
-        conn.executemany("INSERT INTO authors(rowid, doc, pos, name) VALUES (?, ?, ?, ?)", aus)
-        conn.executemany("INSERT INTO fts_author(rowid, v) VALUES (?, ?)", au_fts)
-    conn.executemany("INSERT INTO fts_doc(rowid, title, section, body, infobox, author) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", doc_rows)
+        stats["date"] += rows[-1].document[4] is not None
+        stats["heading"] += sum(h != INTRO for h, _ in sections)
+        stats["infobox"] += bool(infobox)
+        stats["author"] += bool(authors)
+        stats["words"] += p[1]
+        hasher.add(p[5])
+    insert_rows(conn, rows)
     write_passages(conn, passage_rows)
 
 
-def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:
+def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
+    """The table rows of one document from its ``Raw`` tuple and its ``prepare`` output."""
+    from .documents import date_span
+
+    rowid, doc_id, title, sections, infobox, authors, date, url, _meta = raw
+    title_idx, n_words, psecs, ib_idx, au_idx, _digest, meta_json = prepared[:7]
+    return document_rows(rowid, doc_id, title, sections, infobox, authors, date,
+                         date_span(date) if date else None, url, meta_json, n_words,
+                         title_idx, psecs, ib_idx, au_idx)
+
+
+def _finish(conn, report: BuildReport, embedder, source_label: str,
+            manifest: Mapping[str, str]) -> None:
     from . import __version__
 
-    n, total_words = conn.execute("SELECT count(*), total(n_words) FROM documents").fetchone()
+    n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()
     conn.execute("BEGIN")
-    for table in FTS_TABLES:
-        # Merge all b-tree segments into one: smaller file, faster queries (a no-op when the
-        # in-memory hash held the whole build).
-        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    writes.optimize_fts(conn)
     meta = {
         "schema_version": str(store.SCHEMA_VERSION),
-        "tokenizer": "sieve-words-v1 (NFKD, drop combining marks, casefold, runs of letters "
-                     "and digits, joined by spaces) + fts5 ascii (splits on those spaces only)",
+        "tokenizer": TOKENIZER,
         "embed_model": embedder.model_id if embedder else "",
         "embed_dim": str(embedder.dim) if embedder else "0",
         "documents": str(n),
@@ -501,10 +508,11 @@ def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:
         "build_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "sieve_lite_version": __version__,
         "source": source_label,
+        **{k: str(manifest.get(k) or "") for k in ("name", "description", "version", "license")},
     }
-    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(meta.items()))
+    writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
     report.timings["optimize"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    conn.execute("VACUUM")
+    writes.vacuum(conn)
     report.timings["vacuum"] = time.perf_counter() - t0

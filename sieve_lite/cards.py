@@ -97,8 +97,9 @@ class Card:
 
     # -- rich for the terminal ------------------------------------------------------------------
     def render_rich(self, max_headings: int = HEADINGS_SHOWN) -> Any:
-        from rich.markup import escape
         from rich.panel import Panel
+
+        from .display import for_rich as escape
 
         rows = []
         meta = []

@@ -13,8 +13,12 @@ class SieveError(Exception):
         super().__init__(message)
         self.message = message
 
-    def __str__(self) -> str:  # always one line
-        return " ".join(self.message.split("\n"))
+    def __str__(self) -> str:
+        # Always one line, and safe for a terminal: messages quote collection text (a heading,
+        # an id) that may hold control characters.
+        from .display import clean
+
+        return clean(" ".join(self.message.split("\n")))
 
 
 class QueryError(SieveError):
@@ -48,10 +52,21 @@ class CollectionError(SieveError):
 
 
 class DamagedCollection(CollectionError):
-    """A collection file that is damaged (corrupt pages, a table of its schema missing): the
-    file is the problem, not the request, so scripts see exit code 3, not 2."""
+    """A file that claims to be a collection of this version but is not what a build makes:
+    corrupt pages, a table missing, an altered schema, metadata out of range, a section that
+    will not unpack, a statement that ran over its time budget. The file is the problem, not
+    the request: exit code 3, never 1 ("nothing found") or 2."""
 
     exit_code = 3
+
+
+class OutputError(SieveError):
+    """An output path that must not be written: a folder, one of the inputs, a file that is not
+    a collection, or a collection to be replaced without ``--force``."""
+
+
+class DownloadError(SieveError):
+    """A download that did not finish (network, HTTP status); running it again resumes."""
 
 
 class BuildError(SieveError):

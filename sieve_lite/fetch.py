@@ -31,8 +31,8 @@ from typing import Any
 
 from .documents import INFOBOX, INTRO
 from .errors import SectionError
-from .store.layout import doc_span
-from .store.packing import unpack
+from .store import reads
+from .store.packing import MAX_SECTION_BYTES, unpack
 from .words import word_spans, words
 
 MAX_TOKENS = 12_000
@@ -147,34 +147,18 @@ def resolve_document(coll: Any, doc: str | int) -> tuple[int, str, str]:
     if isinstance(doc, bool) or not isinstance(doc, (int, str)):
         raise SectionError(f"a document is named by its id or its rank, not {doc!r}")
     doc_id = _by_rank(coll, doc) if isinstance(doc, int) else doc
-    row = coll.conn.execute("SELECT rowid, id, title FROM documents WHERE id = ?",
-                            (doc_id,)).fetchone()
+    row = reads.document_row(coll.conn, doc_id)
     if row is None and isinstance(doc, str) and doc.strip().isdigit():
         if _session_ids(coll):
             return resolve_document(coll, int(doc.strip()))
         raise SectionError(f"no document has the id {doc!r}, and there is no search listing "
                            "to read it as a rank in; give the document id from a card")
     if row is None:
-        near = [i for (i,) in coll.conn.execute(
-            "SELECT id FROM documents WHERE id = ? COLLATE NOCASE ORDER BY id LIMIT 5",
-            (doc_id,))]
+        near = reads.ids_ignoring_case(coll.conn, doc_id)
         hint = f"; did you mean {', '.join(repr(i) for i in near)}?" if near else \
             "; take the id from a search result card"
         raise SectionError(f"no document has the id {doc_id!r} in this collection{hint}")
     return row
-
-
-def _sections(coll: Any, rowid: int) -> list[tuple[str, str]]:
-    """(heading, text) of every section, in order (rowid range: no index on ``doc`` needed)."""
-    return [(h, unpack(t)) for h, t in coll.conn.execute(
-        "SELECT heading, text FROM sections WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
-        doc_span(rowid))]
-
-
-def _infobox(coll: Any, rowid: int) -> list[tuple[str, str]]:
-    return list(coll.conn.execute(
-        "SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
-        doc_span(rowid)))
 
 
 # ------------------------------------------------------------------------------- sections
@@ -210,14 +194,18 @@ def _pick(requested: str, names: list[str], has_infobox: bool, doc_id: str) -> i
 
 def fetch(coll: Any, doc: str | int, section: str | None = None,
           max_tokens: int = MAX_TOKENS) -> FetchResult:
-    """One section of a document (or its outline when ``section`` is None)."""
+    """One section of a document (or its outline when ``section`` is None). Only the section
+    asked for is unpacked (the outline unpacks each, one at a time, to count its tokens)."""
     rowid, doc_id, title = resolve_document(coll, doc)
-    secs = _sections(coll, rowid)
+    secs = reads.sections(coll.conn, rowid)
     names = section_names([h for h, _ in secs])
-    infobox = _infobox(coll, rowid)
+    infobox = reads.infobox(coll.conn, rowid)
+    limit = _unpack_limit(coll)
     if section is None:
-        outline = [OutlineEntry(n, count_tokens(t), first_words(t))
-                   for n, (_, t) in zip(names, secs, strict=True)]
+        outline = []
+        for n, (_, stored) in zip(names, secs, strict=True):
+            t = unpack(stored, limit)  # one section at a time
+            outline.append(OutlineEntry(n, count_tokens(t), first_words(t)))
         lines = [f"{e.name} ({e.tokens} tokens)" for e in outline]
         if infobox:
             lines.append(f"{INFOBOX} ({len(infobox)} entries)")
@@ -232,10 +220,16 @@ def fetch(coll: Any, doc: str | int, section: str | None = None,
     if i < 0:
         name, body = INFOBOX, "\n".join(f"{k}: {v}" for k, v in infobox)
     else:
-        name, body = names[i], secs[i][1]
+        name, body = names[i], unpack(secs[i][1], limit)
     text, kept, total = cut(body, max_tokens)
     note = ""
     if kept < total:
         note = (f"cut at {kept:,} of {total:,} tokens (BQL words); {total - kept:,} tokens "
                 "of this section are not shown")
     return FetchResult(doc_id, title, name, text, kept, total, kept < total, note, names)
+
+
+def _unpack_limit(coll: Any) -> int:
+    """The collection's bound on a section's size (the ceiling for a stand-in without one)."""
+    meta = getattr(coll, "meta", None)
+    return getattr(meta, "max_section_bytes", MAX_SECTION_BYTES)

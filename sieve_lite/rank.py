@@ -109,23 +109,28 @@ class _Stats:
         self.id_rank[self.by_id] = np.arange(len(rows))
 
 
-_STATS: weakref.WeakKeyDictionary[Any, _Stats] = weakref.WeakKeyDictionary()
-_PASSAGES: weakref.WeakKeyDictionary[Any, PassageIndex] = weakref.WeakKeyDictionary()
+_STATS: weakref.WeakKeyDictionary[Any, tuple[int, _Stats]] = weakref.WeakKeyDictionary()
+_PASSAGES: weakref.WeakKeyDictionary[Any, tuple[int, PassageIndex]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _per_open(cache: weakref.WeakKeyDictionary, coll: Any, make: Any) -> Any:
+    """``make(coll.conn)``, read once per open collection and again after another process
+    changed the file (``coll.generation``, bumped by ``Collection.snapshot``)."""
+    gen = getattr(coll, "generation", 0)
+    hit = cache.get(coll)
+    if hit is None or hit[0] != gen:
+        hit = cache[coll] = (gen, make(coll.conn))
+    return hit[1]
 
 
 def _stats(coll: Any) -> _Stats:
-    st = _STATS.get(coll)
-    if st is None:
-        st = _STATS[coll] = _Stats(coll.conn)
-    return st
+    return _per_open(_STATS, coll, _Stats)
 
 
 def passages(coll: Any) -> PassageIndex:
     """The collection's passage arrays, read on first use and kept while it is open."""
-    p = _PASSAGES.get(coll)
-    if p is None:
-        p = _PASSAGES[coll] = PassageIndex(coll.conn)
-    return p
+    return _per_open(_PASSAGES, coll, PassageIndex)
 
 
 def _sort(stats: _Stats, rowids: np.ndarray, scores: np.ndarray,
@@ -206,7 +211,8 @@ _LAST: weakref.WeakKeyDictionary[Any, tuple[tuple, PassageScores]] = \
 def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     """Passage-level BM25 of ``terms`` (see the module docstring). The last result per
     collection is kept, so the cards of a search reuse its ranking's work."""
-    key = tuple((t.word, t.prefix, t.weight) for t in terms)
+    # (the generation: an update in another process changes every score)
+    key = (getattr(coll, "generation", 0), *((t.word, t.prefix, t.weight) for t in terms))
     last = _LAST.get(coll)
     if last is not None and last[0] == key:
         return last[1]
@@ -244,10 +250,15 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
 
 
 def _best_per_doc(d: np.ndarray, q: np.ndarray, s: np.ndarray) -> PassageScores:
-    """Max score per document of passages (d, q, s), ascending q (so d is non-decreasing)."""
+    """Max score per document of passages (d, q, s), ascending q. A build numbers passages in
+    document order, so d is non-decreasing too; after an in-place update a changed document's
+    passages have new, higher numbers, and the passages are put in document order first."""
     if not len(q):
         z = np.zeros(0, np.int64)
         return PassageScores(z, np.zeros(0), z)
+    if len(d) > 1 and (d[1:] < d[:-1]).any():
+        order = np.lexsort((q, d))  # by document, then passage number (ties: the first)
+        d, q, s = d[order], q[order], s[order]
     starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
     best = np.maximum.reduceat(s, starts)
     seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(q))))
@@ -353,15 +364,12 @@ class _Vectors:
         self.row_of[self.rowids] = np.arange(len(rows))
 
 
-_VECTORS: weakref.WeakKeyDictionary[Any, _Vectors] = weakref.WeakKeyDictionary()
+_VECTORS: weakref.WeakKeyDictionary[Any, tuple[int, _Vectors]] = weakref.WeakKeyDictionary()
 
 
 def _vectors(coll: Any) -> _Vectors:
     """The collection's vector matrix, read on first use and kept while it is open."""
-    v = _VECTORS.get(coll)
-    if v is None:
-        v = _VECTORS[coll] = _Vectors(coll.conn)
-    return v
+    return _per_open(_VECTORS, coll, _Vectors)
 
 
 def _use_matrix(coll: Any) -> bool:

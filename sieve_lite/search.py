@@ -245,7 +245,7 @@ def render_compact(res: SearchResult, max_headings: int | None = None) -> str:
 
 def render_rich(res: SearchResult, console: Any) -> None:
     """Print the result on a rich console: header, fallback and notes, then the cards."""
-    from rich.markup import escape
+    from .display import for_rich as escape
 
     shown = f", showing {len(res.results)}" if res.results else ""
     if res.fallback:

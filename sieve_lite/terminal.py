@@ -41,6 +41,7 @@ from rich.style import Style
 from rich.text import Text
 
 from .cards import Card
+from .display import clean
 from .documents import INFOBOX
 from .fetch import FetchResult
 from .words import word_spans
@@ -62,15 +63,12 @@ Words = Sequence[tuple[str, bool]]  # (folded word, is_prefix): ``bql.ast.positi
 # ------------------------------------------------------------------------- safety, words
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
 # isolates that can make a line display in another order than it reads.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def sanitize(text: str | None) -> str:
     """Collection text made safe to print: control characters (an ``ESC [`` sequence could
     recolour or retitle the terminal) and bidi overrides removed, tabs as spaces."""
     if not text:
         return ""
-    return _UNSAFE.sub("", str(text).replace("\t", "    "))
+    return clean(str(text).replace("\t", "    "))
 
 
 def one_line(text: str | None) -> str:

@@ -190,7 +190,7 @@ def test_exception_mid_stream_leaves_old_file(tmp_path: Path, examples_db: Path,
             yield d
 
     with pytest.raises(RuntimeError, match="source broke"):
-        build_collection(docs(), out, embed=False, workers=workers)
+        build_collection(docs(), out, embed=False, workers=workers, force=True)
     assert out.read_bytes() == before and temps(tmp_path) == []
 
 
@@ -198,7 +198,7 @@ def test_strict_stop_leaves_old_file(tmp_path: Path, examples_db: Path) -> None:
     out, before = old_file(tmp_path, examples_db)
     src = write_jsonl(tmp_path / "bad.jsonl", BAD)
     with pytest.raises(BuildError, match=r"bad\.jsonl:3: .*--strict"):
-        build_collection(iter_documents([src]), out, embed=False, strict=True)
+        build_collection(iter_documents([src]), out, embed=False, strict=True, force=True)
     assert out.read_bytes() == before and temps(tmp_path) == []
 
 
@@ -231,7 +231,8 @@ def _alive_with(marker: str) -> list[int]:
 def test_sigkill_mid_build_leaves_old_file(tmp_path: Path, examples_db: Path) -> None:
     out, before = old_file(tmp_path, examples_db)
     big = _big_jsonl(tmp_path / "big-kill-source.jsonl", 60_000)
-    proc = subprocess.Popen([*CLI, "build", str(big), "-o", str(out), "--no-embed", "-q"],
+    proc = subprocess.Popen([*CLI, "build", str(big), "-o", str(out), "--no-embed", "-q",
+                             "--force"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tmp = out.with_name(f".{out.name}.building-{proc.pid}")
     deadline = time.time() + 60
@@ -252,7 +253,7 @@ def test_sigkill_mid_build_leaves_old_file(tmp_path: Path, examples_db: Path) ->
     # output removes it because its process is gone.
     assert tmp.exists()
     build_collection([Document.from_dict({"id": "x", "title": "X", "text": "y"})], out,
-                     embed=False)
+                     embed=False, force=True)
     assert temps(tmp_path) == []
     with sieve_lite.open(out) as coll:
         assert coll.documents == 1
@@ -295,7 +296,10 @@ def test_info_json(examples_db: Path) -> None:
     info = json.loads(r.stdout)
     assert set(info) == {"format", "type", "path", "documents", "sections", "fields",
                          "schema_version", "tokenizer", "embed_model", "embed_dim", "avg_words",
-                         "build_time", "content_hash", "source", "size_bytes"}
+                         "build_time", "content_hash", "name", "description", "version",
+                         "license", "source", "size_bytes"}
+    assert info["format"] == 1 and info["type"] == "info"
+    assert info["name"] == "examples" and info["description"] is None
     assert info["path"] == str(examples_db)
     assert info["documents"] == 67 and info["sections"] == 1242
     assert info["fields"] == ["title", "section", "body", "infobox", "author", "date", "tiab",

@@ -9,7 +9,7 @@ import apsw
 import pytest
 
 import sieve_lite
-from sieve_lite.errors import CollectionError
+from sieve_lite.errors import DamagedCollection
 
 
 def _copy(src: Path, tmp_path: Path) -> Path:
@@ -24,7 +24,7 @@ def test_a_file_missing_a_table_of_its_version_is_refused(examples_db: Path,
     conn = apsw.Connection(str(db))
     conn.execute("DROP TABLE fts_doc")
     conn.close()
-    with pytest.raises(CollectionError, match="lacks the table.*fts_doc.*rebuild"):
+    with pytest.raises(DamagedCollection, match="missing table fts_doc,.*rebuild"):
         sieve_lite.open(db)
     before = db.read_bytes()
     cli = [sys.executable, "-c", "from sieve_lite.cli import main; main()"]

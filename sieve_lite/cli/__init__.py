@@ -25,6 +25,8 @@ from . import collection as _collection
 from . import config as _config
 from . import mcp as _mcp
 from . import search as _search
+from . import update as _update
+from . import verify as _verify
 from ._common import (
     EXIT_CODES_HELP,
     EXIT_DAMAGED,
@@ -50,7 +52,9 @@ def _stderr_is_terminal() -> bool:
 
 
 def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or "no message"
+    from ..display import clean
+
+    return " ".join(clean(str(e)).split()) or "no message"
 
 
 class SieveGroup(click.Group):
@@ -68,7 +72,9 @@ class SieveGroup(click.Group):
             if isinstance(e, QueryError) and e.highlight() and _stderr_is_terminal():
                 # The caret under the bad span, for a person; a script reading stderr still
                 # gets exactly one line.
-                for line in e.highlight().splitlines():
+                from ..display import clean
+
+                for line in clean(e.highlight()).splitlines():
                     click.echo(f"  {line}", err=True)
             ctx.exit(e.exit_code)
         except KeyboardInterrupt:
@@ -102,6 +108,7 @@ def cli() -> None:
 COMMANDS: tuple[click.Command, ...] = (
     _collection.build, _collection.info, _search.search, _search.fetch, _ask.ask,
     _config.config, _mcp.mcp,
+    _verify.verify, _verify.get, _update.add, _update.remove,
 )
 for _command in COMMANDS:
     cli.add_command(_command)

@@ -38,8 +38,11 @@ def print_json(obj: Any) -> None:
 
 
 def print_lines(lines: Iterable[str]) -> None:
+    """Text lines on stdout, without the control characters a terminal would act on."""
+    from ..display import clean
+
     for line in lines:
-        click.echo(line)
+        click.echo(clean(line))
 
 
 def print_jsonl(objs: Iterable[Any]) -> None:
@@ -198,3 +201,21 @@ def split_db(args: tuple[str, ...], names: tuple[str, ...], command: str,
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)
+
+
+class SkipPrinter:
+    """For ``build`` and ``add``: print the first ``limit`` bad records as they come (none when
+    ``quiet``), then, through ``finish``, how many more there were."""
+
+    def __init__(self, quiet: bool, limit: int) -> None:
+        self.quiet, self.limit, self.shown = quiet, limit, 0
+
+    def __call__(self, err: Any) -> None:
+        if not self.quiet and self.shown < self.limit:
+            self.shown += 1
+            click.echo(f"skipped: {err}", err=True)
+
+    def finish(self, total: int) -> None:
+        if not self.quiet and total > self.shown:
+            click.echo(f"skipped: ... and {total - self.shown:,} more bad records not shown",
+                       err=True)

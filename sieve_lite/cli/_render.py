@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from ..display import clean
 from ._common import make_console, note, print_json, print_jsonl, print_lines
 
 SEARCH_FORMATS = ("rich", "compact", "json", "jsonl", "tsv", "trec")
@@ -42,14 +43,16 @@ def rich_fetch(res: Any, console: Any, words: Any = (), markup: str | None = Non
 
 
 def rich_info(data: dict[str, Any], console: Any) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..display import for_rich
 
     table = Table(show_header=False, box=None)
     for key, value in data.items():
         if isinstance(value, list):
-            value = ", ".join(value)
-        table.add_row(f"[bold]{key}[/bold]", escape("" if value is None else str(value)))
+            value = ", ".join(str(v) for v in value)
+        table.add_row(f"[bold]{for_rich(key)}[/bold]",
+                      for_rich("" if value is None else str(value)))
     console.print(table)
 
 
@@ -95,7 +98,7 @@ def search(res: Any, fmt: str, color: str, extra: dict[str, Any], collection: st
     else:
         print_lines(_explain_lines(extra))
         if fmt == "compact":
-            click.echo(render_compact(res))
+            click.echo(clean(render_compact(res)))
         else:
             rich_search(res, make_console(color), words, framed)
 
@@ -109,7 +112,7 @@ def fetch(res: Any, fmt: str, color: str, collection: str, words: Any = (),
     elif fmt == "jsonl":
         print_jsonl([output.fetch_object(res, collection)])
     elif fmt == "compact":
-        click.echo(res.render())
+        click.echo(clean(res.render()))
     else:
         rich_fetch(res, make_console(color), words, markup, framed)
 

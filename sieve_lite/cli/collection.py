@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from ..errors import SieveError
 from ..sources import FORMATS
 from . import _render
 from ._common import (
     EXIT_CODES_HELP,
     EXIT_FOUND,
+    SkipPrinter,
     color_option,
     default_collection,
     finish,
@@ -30,26 +30,43 @@ from ._spinner import spinner
 @click.option("--no-embed", is_flag=True, help="Lexical only: no embeddings, no torch import.")
 @click.option("--embed-model", default=None, help="sentence-transformers model id or folder.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad document; write nothing.")
+@click.option("--force", is_flag=True, help="Replace OUT when it is already a collection.")
+@click.option("--name", default=None, help="Manifest: the collection's name (default: OUT's stem).")
+@click.option("--description", default=None, help="Manifest: what the collection holds.")
+@click.option("--collection-version", "version", default=None,
+              help="Manifest: the collection's own version.")
+@click.option("--license", "license_", default=None, help="Manifest: the data's licence.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no skip reports.")
 def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
-          embed_model: str | None, strict: bool, quiet: bool) -> None:
-    """Build a collection file from SOURCES (files or folders)."""
-    from ..build import build_collection
-    from ..sources import iter_documents
+          embed_model: str | None, strict: bool, force: bool, name: str | None,
+          description: str | None, version: str | None, license_: str | None,
+          quiet: bool) -> None:
+    """Build a collection file from SOURCES (files or folders). Bad records are skipped and
+    reported (the first few, then a count); with --strict the first one stops the build."""
+    from ..build import SKIPS_KEPT, build_collection
+    from ..sources import Meter, iter_documents
 
-    def on_skip(err: SieveError) -> None:
-        if not quiet:
-            click.echo(f"skipped: {err}", err=True)
+    on_skip = SkipPrinter(quiet, SKIPS_KEPT)
 
     label = ", ".join(str(s) for s in sources)
-    report = build_collection(iter_documents(list(sources), fmt), out, embed=not no_embed,
-                              embed_model=embed_model, strict=strict, quiet=quiet,
-                              on_skip=on_skip, source_label=f"{fmt}: {label}")
-    if not quiet:
-        click.echo(f"built {report.path}: {report.documents} documents, {report.sections} "
-                   f"sections, {len(report.skipped)} skipped, "
-                   f"{'with' if report.embedded else 'without'} embeddings, "
-                   f"{report.seconds:.1f}s", err=True)
+    manifest = {k: v for k, v in (("name", name), ("description", description),
+                                  ("version", version), ("license", license_)) if v}
+    meter = Meter()
+    report = build_collection(iter_documents(list(sources), fmt, meter), out,
+                              embed=not no_embed, embed_model=embed_model, strict=strict,
+                              quiet=quiet, on_skip=on_skip, source_label=f"{fmt}: {label}",
+                              force=force, inputs=sources, manifest=manifest, meter=meter)
+    if quiet:
+        return
+    on_skip.finish(report.skipped_count)
+    click.echo(f"built {report.path}: {report.documents:,} documents, {report.sections:,} "
+               f"sections, {report.skipped_count:,} skipped, "
+               f"{'with' if report.embedded else 'without'} embeddings, "
+               f"{report.seconds:.1f}s", err=True)
+    if report.skipped_count > report.documents:
+        click.echo(f"hint: most records were skipped; were the sources read in the right "
+                   f"format? They were read as --format {fmt} (choose from "
+                   f"{', '.join(FORMATS)})", err=True)
 
 
 @click.command(epilog=EXIT_CODES_HELP)

@@ -63,7 +63,6 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
     import sieve_lite
 
     from .. import bql, config
-    from ..search import search as run_search
     from ..terminal import query_words
 
     db, (query,) = split_db(args, ("QUERY",), "search")
@@ -80,7 +79,8 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
             if show_sql:
                 c = bql.compile_query(node, coll.fields)
                 extra["sql"] = {"sql": c.sql, "params": list(c.params)}
-        res = run_search(coll, query, k=k, ranker=ranker, strict=no_fallback)
+        # coll.search reads one snapshot of the file (an update may commit meanwhile)
+        res = coll.search(query, k=k, ranker=ranker, strict=no_fallback)
         words = query_words(query, coll.fields)
     code = EXIT_FOUND if res.total else EXIT_NOTHING
     finish(lambda: _render.search(res, fmt, color, extra, str(db), qid, run_tag, words, framed),

@@ -58,23 +58,53 @@ _AUTO_EXT.update({".jsonl": "jsonl?", ".ndjson": "jsonl?", ".json": "json?"})
 Item = Document | DocumentError
 
 
-def iter_documents(paths: list[Path], fmt: str = "auto") -> Iterator[Item]:
-    """Documents from every source path (files or folders) in the given format."""
+class Meter:
+    """How far the reading of the sources is, in bytes, for a progress bar with an ETA.
+
+    ``iter_documents`` lists every file before reading the first (a folder is walked up
+    front) and sets ``total`` to the sum of their sizes; ``done`` grows as they are read, line
+    by line for JSON Lines and file by file for the rest. ``files`` counts the files listed.
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.done = 0
+        self.files = 0
+
+
+def iter_documents(paths: list[Path], fmt: str = "auto", meter: Meter | None = None
+                   ) -> Iterator[Item]:
+    """Documents from every source path (files or folders) in the given format; ``meter``
+    (optional) follows the reading for a progress bar."""
     if fmt not in FORMATS:
         raise BuildError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    for path in paths:
-        path = Path(path)
-        if not path.exists():
-            raise BuildError(f"source {path} does not exist")
-        if path.is_dir():
-            yield from _folder(path, fmt)
-        else:
-            kind = fmt if fmt != "auto" else _AUTO_EXT.get(path.suffix.lower())
-            if kind is None:
-                known = " ".join(sorted(_AUTO_EXT))
-                raise BuildError(f"cannot tell the format of {path} from its extension "
-                                 f"(known: {known}); pass --format")
-            yield from read_file(path, kind, path.stem)
+    plan = [item for path in paths for item in _plan(Path(path), fmt)]
+    meter = meter if meter is not None else Meter()
+    meter.files = len(plan)
+    meter.total = sum(_size(path) for path, _, _ in plan)
+    for path, kind, doc_id in plan:
+        yield from read_file(path, kind, doc_id, meter)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # the reader reports why it cannot read it
+
+
+def _plan(path: Path, fmt: str) -> list[tuple[Path, str, str]]:
+    """The files a source path stands for, as (file, format to read it as, document id)."""
+    if not path.exists():
+        raise BuildError(f"source {path} does not exist")
+    if path.is_dir():
+        return _folder(path, fmt)
+    kind = fmt if fmt != "auto" else _AUTO_EXT.get(path.suffix.lower())
+    if kind is None:
+        known = " ".join(sorted(_AUTO_EXT))
+        raise BuildError(f"cannot tell the format of {path} from its extension "
+                         f"(known: {known}); pass --format")
+    return [(path, kind, path.stem)]
 
 
 def _walk(root: Path) -> list[Path]:
@@ -85,57 +115,63 @@ def _walk(root: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
-def _folder(root: Path, fmt: str) -> Iterator[Item]:
+def _folder(root: Path, fmt: str) -> list[tuple[Path, str, str]]:
     if fmt in QA_FORMATS:
         from .qa import corpus_file
 
         corpus = corpus_file(root)
         if corpus is not None:
-            yield from read_file(corpus, fmt, corpus.stem)
-            return
-    found = False
+            return [(corpus, fmt, corpus.stem)]
+    found = []
     for path in _walk(root):
         ext = path.suffix.lower()
         if fmt == "auto":
             kind = _AUTO_EXT.get(ext)
         else:
             kind = fmt if ext in EXTENSIONS[fmt] else None
-        if kind is None:
-            continue
-        found = True
-        yield from read_file(path, kind, path.relative_to(root).with_suffix("").as_posix())
+        if kind is not None:
+            found.append((path, kind, path.relative_to(root).with_suffix("").as_posix()))
     if not found:
         what = "known" if fmt == "auto" else fmt
         raise BuildError(f"no {what} files in {root} (extensions: "
                          + " ".join(sorted(_AUTO_EXT) if fmt == "auto" else EXTENSIONS[fmt])
                          + ")")
+    return found
 
 
-def read_file(path: Path, kind: str, doc_id: str) -> Iterator[Item]:
-    """Every document of one file read as ``kind`` (a format; ``jsonl?``/``json?``: by shape)."""
+def read_file(path: Path, kind: str, doc_id: str, meter: Meter | None = None
+              ) -> Iterator[Item]:
+    """Every document of one file read as ``kind`` (a format; ``jsonl?``/``json?``: by shape).
+    ``meter.done`` grows by the file's size as it is read."""
+    meter = meter if meter is not None else Meter()
     if kind == "jsonl?":
         shape = _jsonl_shape(path)
         if shape == "questions":
             yield DocumentError("a questions file, not documents (build the corpus "
                                 "file next to it)", str(path))
+            meter.done += _size(path)
         elif shape == "passages":
             from .qa import read_passages
 
-            yield from read_passages(path)
+            yield from read_passages(path, meter=meter)
         else:
-            yield from read_file(path, "jsonl", doc_id)
-    elif kind == "jsonl":
+            yield from read_file(path, "jsonl", doc_id, meter)
+        return
+    if kind == "jsonl":
         from .jsonl import read_jsonl
 
-        yield from read_jsonl(path)
-    elif kind == "json?":
-        yield from _json_by_shape(path, doc_id)
-    elif kind in QA_FORMATS:
+        yield from read_jsonl(path, meter)  # advances the meter line by line
+        return
+    if kind in QA_FORMATS:
         from .qa import read_passages
 
-        yield from read_passages(path, kind)
+        yield from read_passages(path, kind, meter=meter)
+        return
+    if kind == "json?":
+        yield from _json_by_shape(path, doc_id)
     else:
         yield _SINGLE[kind]()(path, doc_id)
+    meter.done += _size(path)
 
 
 def _single_readers() -> dict[str, Callable[[], Callable[[Path, str], Item]]]:

@@ -44,11 +44,14 @@ def tidy(lines: list[str], start: int = 0, end: int | None = None) -> str:
     return "\n".join(lines[start:end]).rstrip()
 
 
-_EMAIL = re.compile(r"\s*<[^<>\s@/]+@[^<>\s/]+>")
+# An address in angle brackets, written plainly or spelled out against harvesting
+# ('<vinay_sajip at red-dove.com>', as 27 PEPs do); a URL (it has a '/') is not one.
+_EMAIL = re.compile(r"\s*<[^<>\s@/]+(?:@|\s+at\s+)[^<>\s/]+>")
 
 
 def strip_emails(value: str) -> str:
-    """``'Ann <ann@x.org>, Bob <b@y>'`` -> ``'Ann, Bob'`` (only ``<...@...>``; URLs stay)."""
+    """``'Ann <ann@x.org>, Bob <b at y.org>'`` -> ``'Ann, Bob'`` (only ``<...@...>`` and
+    ``<... at ...>``; URLs stay)."""
     return _EMAIL.sub("", value).strip()
 
 

@@ -8,7 +8,8 @@ Mapping:
   gives it, when there is no ``<title>``) is not also a section. Permalink marks (``¶``)
   are dropped from headings.
 * Section text: the visible text, blocks (``p``, ``div``, ``li``, ``tr``, ...) on their own
-  lines, whitespace collapsed except inside ``<pre>``. ``script``, ``style``, ``noscript``,
+  lines, the cells of a table row on one line separated by `` | ``, whitespace collapsed
+  except inside ``<pre>``. ``script``, ``style``, ``noscript``,
   ``template``, ``svg``, ``nav``, ``aside``, ``footer`` and ``iframe`` are ignored; when the page
   marks its main content (``<main>``, ``role="main"``), only that content is read, so that
   navigation bars and side bars (e.g. Sphinx's) stay out of the text.
@@ -42,6 +43,7 @@ _AUTHOR_KEYS = ("author", "dc.creator", "dcterms.creator", "article:author")
 _DATE_KEYS = ("date", "dc.date", "dcterms.date", "dc.date.issued", "dcterms.issued",
               "dcterms.created", "citation_publication_date", "article:published_time",
               "og:published_time")
+_CELL = "\ue000"  # marks a cell boundary until _clean turns it and the spaces around into ' | '
 _MAIN = re.compile(r"<main\b|\brole\s*=\s*[\"']?main\b", re.I)
 
 
@@ -63,6 +65,7 @@ class _Page(HTMLParser):
         self.sections: list[tuple[str | None, int, str]] = []  # (heading, level, text)
         self.current: tuple[str | None, int] = (None, 0)
         self.buf: list[str] = []
+        self.cells = 0  # cells begun in the current table row
 
     # -- structure -------------------------------------------------------------------------
     def _reading(self) -> bool:
@@ -110,6 +113,15 @@ class _Page(HTMLParser):
                           else 1)
             if tag == "li":
                 self.buf.append("* ")
+            if tag == "tr":
+                self.cells = 0
+        elif tag in ("td", "th"):
+            # Cells of a row stay on its line, separated: '<td>Rye</td><td>80</td>' is
+            # 'Rye | 80', never 'Rye80'.
+            if self.cells:
+                target = self.heading if self.heading is not None else self.buf
+                target.append(_CELL)
+            self.cells += 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
@@ -158,11 +170,12 @@ class _Page(HTMLParser):
 
 
 def _heading_text(raw: str) -> str:
-    return " ".join(raw.split()).strip(" ¶#§")
+    return " ".join(raw.replace(_CELL, " | ").split()).strip(" ¶#§")
 
 
 def _clean(text: str) -> str:
     """Collapse the block breaks and stray spaces of the collected text."""
+    text = re.sub(f"[ \t]*{_CELL}[ \t]*", " | ", text)
     lines = [ln.rstrip() for ln in text.split("\n")]
     out: list[str] = []
     blank = 0

@@ -24,28 +24,42 @@ def _document(obj: Any, where: str) -> Document | DocumentError:
     return doc
 
 
-def read_jsonl(path: Path) -> Iterator[Document | DocumentError]:
-    """One document per line; a bad line is reported as ``file:line: reason`` and skipped."""
-    with open(path, encoding="utf-8", errors="strict", newline="") as f:
-        lineno = 0
-        while True:
-            try:
-                line = f.readline()
-            except UnicodeDecodeError as e:
-                yield DocumentError(f"not valid UTF-8 ({e.reason})", f"{path}:{lineno + 1}")
-                return
-            if not line:
-                return
-            lineno += 1
+def jsonl_records(path: Path, meter: Any = None) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed object or DocumentError)`` for each non-blank line of a JSON
+    Lines file. Each line is decoded on its own, so a line that is not valid UTF-8 (or not
+    JSON) is reported with its own number and the lines after it are still read.
+    ``meter.done`` (a ``sources.Meter``) grows by each line's bytes."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        yield 0, DocumentError(f"cannot read: {e.strerror or e}", str(path))
+        return
+    with f:
+        for lineno, raw in enumerate(f, 1):
+            if meter is not None:
+                meter.done += len(raw)
             where = f"{path}:{lineno}"
+            try:
+                # a BOM is allowed on the first line only, as JSON Lines files from some tools
+                # start with one
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                yield lineno, DocumentError(f"not valid UTF-8 ({e.reason} at byte {e.start} "
+                                            "of the line)", where)
+                continue
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                yield lineno, json.loads(line)
             except json.JSONDecodeError as e:
-                yield DocumentError(f"not valid JSON: {e.msg} at character {e.colno}", where)
-                continue
-            yield _document(obj, where)
+                yield lineno, DocumentError(f"not valid JSON: {e.msg} at character {e.colno}",
+                                            where)
+
+
+def read_jsonl(path: Path, meter: Any = None) -> Iterator[Document | DocumentError]:
+    """One document per line; a bad line is reported as ``file:line: reason`` and skipped."""
+    for lineno, obj in jsonl_records(path, meter):
+        yield obj if isinstance(obj, DocumentError) else _document(obj, f"{path}:{lineno}")
 
 
 def iter_json_array(text: str, where: str) -> Iterator[tuple[int, Any]]:

@@ -2,11 +2,12 @@
 
 Mapping:
 
-* Headings -> sections, in order and flat: ATX (``#`` .. ``######``, with a space after the
-  hashes, optional closing hashes) and setext (a one-line paragraph underlined with ``===`` or
-  ``---``). Lines inside fenced code blocks (```` ``` ```` / ``~~~``) are never headings.
-  Inline markup is removed from heading text (```code```, ``*em*``, ``**strong**``,
-  ``[text](url)`` -> ``code``, ``em``, ``strong``, ``text``). Section texts are the raw Markdown
+* Headings -> sections, in order and flat. They are the top-level heading tokens of
+  markdown-it-py's CommonMark parser (ATX ``#`` .. ``######`` and setext ``===``/``---``), so
+  nothing inside a code fence, an indented code block, an HTML block (a ``<!-- ... -->``
+  comment) or a block quote or list is a heading. A heading's text is its inline content as
+  shown (```code```, ``*em*``, ``[text](url)`` -> ``code``, ``em``, ``text``; escapes and
+  entities resolved; inline HTML dropped). Section texts are the raw Markdown
   between two headings, blank lines trimmed at both ends; link reference definitions to an
   in-page anchor (``[summary]: #summary``, a Rust RFC template habit) are dropped because
   they are invisible when rendered and would repeat the heading in every body.
@@ -38,15 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from ..documents import Document
 from ..errors import DocumentError
 from ._common import loose_date, make_document, read_text, sections_from, tidy
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>|<]|\d+[.)]|#|`{3}|~{3}))")
 _ANCHOR_REF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*#\S*\s*$")
 _META_ITEM = re.compile(r"^[-*+]\s+([A-Za-z][\w .#/()-]{0,40}?)\s*:(?!//)\s*(.*?)\s*$")
 _NESTED_ITEM = re.compile(r"^\s+[-*+]\s+(.*?)\s*$")
@@ -84,38 +83,29 @@ def _front_matter(lines: list[str], where: str) -> tuple[dict[str, Any] | None, 
     return None, 0
 
 
+_MD = MarkdownIt("commonmark")
+
+
+def _plain(inline: Token) -> str:
+    """The text an inline token shows, markup removed."""
+    out: list[str] = []
+    for t in inline.children or []:
+        if t.type in ("text", "code_inline", "image"):
+            out.append(t.content)  # an image shows its alt text
+        elif t.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return " ".join("".join(out).split())
+
+
 def find_headings(lines: list[str], start: int) -> list[tuple[int, int, int, str]]:
-    """Headings in ``lines[start:]`` as (first line, line after, level, raw text)."""
+    """Headings in ``lines[start:]`` as (first line, line after, level, text shown)."""
+    tokens = _MD.parse("\n".join(lines[start:]))
     heads: list[tuple[int, int, int, str]] = []
-    fence: str | None = None
-    n = len(lines)
-    j = start
-    while j < n:
-        line = lines[j]
-        m = _FENCE.match(line)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line.strip()[len(m.group(1)):].strip():
-                fence = None
-            j += 1
-            continue
-        if m:
-            fence = m.group(1)
-            j += 1
-            continue
-        m = _ATX.match(line)
-        if m:
-            heads.append((j, j + 1, len(m.group(1)), m.group(2) or ""))
-            j += 1
-            continue
-        if line.strip() and j + 1 < n and (j == start or not lines[j - 1].strip()) \
-                and not _NOT_PARAGRAPH.match(line):
-            u = _SETEXT.match(lines[j + 1])
-            if u:
-                heads.append((j, j + 2, 1 if u.group(1)[0] == "=" else 2, line.strip()))
-                j += 2
-                continue
-        j += 1
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.level == 0 and tok.map:
+            first, after = tok.map
+            heads.append((start + first, start + after, int(tok.tag[1:]),
+                          _plain(tokens[i + 1])))
     return heads
 
 
@@ -199,7 +189,7 @@ def parse_markdown(text: str, path: Path, doc_id: str) -> dict:
     intro_end = heads[0][0] if heads else len(lines)
     intro = _text(lines, body_start, intro_end)
     if title is None and heads and heads[0][2] == 1 and sum(h[2] == 1 for h in heads) == 1:
-        title = strip_inline(heads[0][3])
+        title = heads[0][3]
         after = heads[0][1]
         heads = heads[1:]
         below = _text(lines, after, heads[0][0] if heads else len(lines))
@@ -208,7 +198,7 @@ def parse_markdown(text: str, path: Path, doc_id: str) -> dict:
     rest = []
     for k, (_s, after, _level, raw) in enumerate(heads):
         end = heads[k + 1][0] if k + 1 < len(heads) else len(lines)
-        rest.append((strip_inline(raw), _text(lines, after, end)))
+        rest.append((raw, _text(lines, after, end)))
 
     pairs, intro = _metadata_block(intro)
     if not pairs and not intro and rest:

@@ -24,7 +24,6 @@ kept: 2Wiki has both ``Queen of Spades`` and ``Queen of spades``).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 from ..documents import INTRO, Document
 from ..errors import DocumentError
 from ._common import make_document, read_text
-from .jsonl import iter_json_array
+from .jsonl import iter_json_array, jsonl_records
 
 QA_FORMATS = ("2wiki", "hotpotqa", "musique")
 SUFFIX_HEX = 8
@@ -78,29 +77,28 @@ def gold_ids(question: dict[str, Any], repeated: set[str] | frozenset[str] = fro
     return list(dict.fromkeys(out))
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any]] | DocumentError:
+def _records(path: Path, meter: Any = None) -> Iterator[tuple[int, Any]] | DocumentError:
     """(line, parsed object or DocumentError) for a JSON array or a JSON Lines file."""
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"["):
+        return jsonl_records(path, meter)  # line by line: a bad line costs only that line
     text = read_text(path)
     if isinstance(text, DocumentError):
         return text
-    if text.lstrip().startswith("["):
-        return iter_json_array(text, str(path))
-
-    def lines() -> Iterator[tuple[int, Any]]:
-        for n, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                yield n, json.loads(line)
-            except json.JSONDecodeError as e:
-                yield n, DocumentError(f"not valid JSON: {e.msg} at character {e.colno}",
-                                       f"{path}:{n}")
-    return lines()
+    if meter is not None:
+        meter.done += path.stat().st_size
+    return iter_json_array(text, str(path))
 
 
-def read_passages(path: Path, source: str = "") -> Iterator[Document | DocumentError]:
+def read_passages(path: Path, source: str = "", meter: Any = None
+                  ) -> Iterator[Document | DocumentError]:
     """Every passage of ``path`` as a document (``source`` only labels error messages)."""
-    records = _records(path)
+    try:
+        records = _records(path, meter)
+    except OSError as e:
+        yield DocumentError(f"cannot read: {e.strerror or e}", str(path))
+        return
     if isinstance(records, DocumentError):
         yield records
         return

@@ -10,9 +10,11 @@ Mapping:
   Text before the first title is ``(intro)``.
 * An RFC 822 header at the top (PEPs: ``PEP:``, ``Title:``, ``Author:``, ``Created:``, ...)
   -> infobox: every field in order, continuation lines joined with one space, ``<e-mail>``
-  addresses removed from every value (URLs in ``<...>`` stay). ``Title`` -> title;
-  ``Author`` -> authors (split on commas) and its infobox value is those names joined by
-  ``", "``; ``Created`` (else ``Date``) -> date (``11-Mar-2001`` -> ``2001-03-11``).
+  addresses (also spelled ``<name at host>``) removed from every value (URLs in ``<...>``
+  stay). ``Title`` -> title; ``Author`` -> authors (split on commas, a ``Jr.``-like suffix
+  kept with its name, a trailing comma ignored: ``split_authors``) and its infobox value is
+  those names joined by ``", "``; ``Created`` (else ``Date``) -> date (``11-Mar-2001`` ->
+  ``2001-03-11``).
   A header with a ``PEP`` number also gives url ``https://peps.python.org/pep-NNNN/`` and
   meta ``{"source": "python/peps", "file": <file name>}``.
   This reproduces the reference converter of ``bql-examples/corpus.jsonl`` exactly for its 64
@@ -110,6 +112,26 @@ def find_titles(lines: list[str], start: int) -> list[tuple[int, int, str, str]]
     return heads
 
 
+# A name suffix after a comma belongs to the name before it: 'Fred L. Drake, Jr.' is one author.
+_SUFFIX = re.compile(r"(?i)(?:jr|sr|esq|ph\.?\s?d|m\.?\s?d)\.?|[IVX]{1,4}")
+
+
+def split_authors(value: str) -> list[str]:
+    """An ``Author:`` value (addresses already removed) -> names: split on commas, a name
+    suffix (``Jr.``, ``Sr.``, ``III``, ``PhD``) kept with the name before it, empty pieces
+    (a trailing comma) dropped."""
+    names: list[str] = []
+    for piece in value.split(","):
+        piece = " ".join(piece.split())
+        if not piece:
+            continue
+        if names and _SUFFIX.fullmatch(piece):
+            names[-1] = f"{names[-1]}, {piece}"
+        else:
+            names.append(piece)
+    return names
+
+
 def parse_rst(text: str, path: Path, doc_id: str) -> dict:
     """One reStructuredText file -> a DOCUMENTS.md object."""
     lines = text.split("\n")
@@ -140,7 +162,7 @@ def parse_rst(text: str, path: Path, doc_id: str) -> dict:
         for key, value in header:
             value = strip_emails(value)
             if key.lower() == "author":
-                authors = [a.strip() for a in value.split(",") if a.strip()]
+                authors = split_authors(value)
                 value = ", ".join(authors)
             infobox.append([key, value])
         obj["infobox"] = infobox

@@ -1,7 +1,11 @@
-"""Collection files: connection, schema, migrations."""
+"""Collection files: connection, schema, migrations, metadata, integrity checks."""
 
-from . import layout
-from .connection import connect
-from .schema import SCHEMA_VERSION, check_version, create
+from . import content, integrity, layout, reads, writes
+from .connection import connect, set_unpack_limit
+from .integrity import check_collection, check_ranges
+from .meta import Meta, read_meta
+from .schema import SCHEMA_VERSION, check_schema, check_version, create
 
-__all__ = ["SCHEMA_VERSION", "layout", "check_version", "connect", "create"]
+__all__ = ["SCHEMA_VERSION", "Meta", "check_collection", "check_ranges", "check_schema",
+           "check_version", "connect", "content", "create", "integrity", "layout", "read_meta",
+           "reads", "set_unpack_limit", "writes"]

@@ -25,3 +25,9 @@ def doc_span(doc: int) -> tuple[int, int]:
 def doc_sql(column: str = "rowid") -> str:
     """SQL for the document rowid of a field-value rowid column (a trusted identifier)."""
     return f"({column} >> {SHIFT})"
+
+# Tables whose rowids follow the layout (one row per field value) and tables with one row per
+# document (rowid = document rowid). The open-time range check reads both lists.
+VALUE_TABLES = ("sections", "infobox", "authors",
+                "fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
+DOC_TABLES = ("documents", "fts_doc", "passages")
