@@ -136,9 +136,25 @@ def fts_match(atom: Term | Near) -> str:
 
 def matched_fields(conn: Any, rowid: int, atoms: Sequence[Term | Near],
                    fields: Sequence[str]) -> list[str]:
-    """Fields (in BQL order) where at least one positive atom matches this very document."""
+    """Fields (in BQL order) where at least one positive atom matches this very document.
+
+    Word and prefix atoms are answered together by one query on the document's ``fts_doc`` row
+    (each atom column-filtered to its fields, OR-ed; an auxiliary function names the columns
+    that matched). Phrases and NEAR, which must hold within one field value, are run on the
+    per-value tables, one field at a time, only for fields not yet found.
+    """
     found: set[str] = set()
+    simple = []
     for atom in atoms:
+        if isinstance(atom, Term) and not atom.is_phrase:
+            cols = expand_fields(atom.fields, tuple(fields))
+            if cols:
+                simple.append("{" + " ".join(cols) + "}: " + fts_match(atom))
+    if simple:
+        found |= sql.doc_fields(conn, " OR ".join(f"({m})" for m in simple), rowid)
+    for atom in atoms:
+        if isinstance(atom, Term) and not atom.is_phrase:
+            continue
         expr = fts_match(atom)
         for f in expand_fields(atom.fields, tuple(fields)):
             if f not in found and sql.field_matches(conn, f, expr, rowid):
@@ -224,21 +240,21 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
 
 
 # -------------------------------------------------------------------------------- building
-def _snippet_source(coll: Any, rowid: int, names: list[str],
-                    words: Sequence[tuple[str, bool]]) -> list[tuple[str, str]]:
+def _snippet_source(coll: Any, rowid: int, names: list[str], infobox: list[tuple[str, str]],
+                    authors: list[str], words: Sequence[tuple[str, bool]]
+                    ) -> list[tuple[str, str]]:
     """(name, original text) of the passage the snippet comes from: the best one under
     passage-level BM25, or every section when none scores (the opening of the first with
     text is then taken)."""
-    conn = coll.conn
     best = rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
     if best is None or best[0] == "title":
-        return [(names[pos], text) for pos, text in sql.section_texts(conn, rowid)]
+        return [(names[pos], text) for pos, text in sql.section_texts(coll.conn, rowid)]
     kind, pos = best
     if kind == "section":
-        return [(names[pos], sql.section_text(conn, rowid, pos))]
+        return [(names[pos], sql.section_text(coll.conn, rowid, pos))]
     if kind == "infobox":
-        return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in sql.infobox(conn, rowid)))]
-    return [(AUTHORS, ", ".join(sql.authors(conn, rowid)))]
+        return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in infobox))]
+    return [(AUTHORS, ", ".join(authors))]
 
 
 def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tuple[str, bool]]:
@@ -255,14 +271,15 @@ def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
     conn = coll.conn
-    doc_id, title, date, url = sql.document_row(conn, rowid)
-    names = section_names(sql.headings(conn, rowid))
-    keys = list(dict.fromkeys(k for k, _ in sql.infobox(conn, rowid)))
+    (doc_id, title, date, url), headings, infobox, authors = sql.card_rows(conn, rowid)
+    names = section_names(headings)
     # The snippet is section text: the words of atoms that search it choose the passage.
     snippet_words = body_words(atoms, coll.text_fields) or words
-    text, section = snippet(_snippet_source(coll, rowid, names, snippet_words), snippet_words)
+    text, section = snippet(_snippet_source(coll, rowid, names, infobox, authors,
+                                            snippet_words), snippet_words)
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
-                infobox_keys=keys, date=date, authors=sql.authors(conn, rowid), url=url,
+                infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
+                authors=authors, url=url,
                 matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
                 snippet=text, snippet_section=section)
 

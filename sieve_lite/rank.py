@@ -212,32 +212,36 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
         return last[1]
     px = passages(coll)
     size = len(px.doc)
-    norm = None
-    acc: np.ndarray | None = None
-    only: tuple[np.ndarray, np.ndarray] | None = None
+    if px.norm is None:
+        px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
     for t in terms:
         ids, tfs = term_postings(coll.conn, t.word, t.prefix, size)
         if not len(ids):
             continue
-        if norm is None:
-            norm = K1 * (1.0 - B + B * px.length / px.avgdl)
         df = len(ids)
         idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
-        s = (t.weight * idf) * tfs / (tfs + norm[ids])
-        if only is None and acc is None:
-            only = (ids, s)  # one term: its postings are already the touched passages
-            continue
-        if acc is None:
-            acc = np.zeros(size, dtype=np.float64)
-            acc[only[0]] = only[1]
-        acc[ids] += s  # passage numbers are unique within a term's postings
-    if acc is not None:
+        parts.append((ids, (t.weight * idf) * tfs / (tfs + px.norm[ids])))
+    total = sum(len(i) for i, _ in parts)
+    if not parts:
+        q, s = np.zeros(0, np.int64), np.zeros(0)
+    elif len(parts) == 1:  # one term: its postings are already the touched passages
+        q, s = parts[0]
+    elif total * 8 < size:
+        # Few postings: merge them by sorting (the sum per passage in query-term order, as
+        # the dense path adds them).
+        ids = np.concatenate([i for i, _ in parts])
+        order = np.argsort(ids, kind="stable")
+        ids, sc = ids[order], np.concatenate([v for _, v in parts])[order]
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        q, s = ids[starts], np.add.reduceat(sc, starts)
+    else:
+        # Many: one dense accumulator over all passages (numbers are unique within a term).
+        acc = np.zeros(size, dtype=np.float64)
+        for ids, sc in parts:
+            acc[ids] += sc
         q = np.flatnonzero(acc)
         s = acc[q]
-    elif only is not None:
-        q, s = only
-    else:
-        q, s = np.zeros(0, np.int64), np.zeros(0)
     res = _best_per_doc(px.doc[q], q, s)
     _LAST[coll] = (key, res)
     return res

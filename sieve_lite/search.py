@@ -28,6 +28,7 @@ Decisions (written down in docs as BQL.md asks):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -145,8 +146,8 @@ def clause_text(node: Node) -> str:
 # ------------------------------------------------------------------------------- the search
 def admitted_rowids(coll: Any, sql: str, params: tuple) -> np.ndarray:
     """The selection's rowids, sorted (distinct by construction of the compiled SQL)."""
-    rows = coll.conn.execute(f"SELECT DISTINCT doc FROM ({sql})", params).fetchall()
-    return np.sort(np.fromiter((r for (r,) in rows), dtype=np.int64, count=len(rows)))
+    cur = coll.conn.execute(f"SELECT DISTINCT doc FROM ({sql})", params)
+    return np.sort(np.fromiter(chain.from_iterable(cur), dtype=np.int64))
 
 
 def clause_counts(coll: Any, node: Node) -> list[tuple[str, int]]:
