@@ -182,21 +182,24 @@ def fill_by_id(coll: Any, ranked: list[Ranked], admitted: np.ndarray | None,
 class PassageScores:
     """Passage-level BM25 of one query over the whole collection.
 
-    ``docs`` (ascending rowids) are the documents with a positive score, ``best`` their score
-    (their best passage's) and ``best_passage`` that passage's number (the first one among
-    equal scores).
+    ``q``/``s``: the passages with a positive score (ascending numbers) and their scores.
+    ``docs`` (ascending rowids): the documents with a positive score; ``best``: their score,
+    their best passage's.
     """
 
+    q: np.ndarray
+    s: np.ndarray
     docs: np.ndarray
     best: np.ndarray
-    best_passage: np.ndarray
 
-    def passage_of(self, doc: int) -> int | None:
-        """The number of ``doc``'s best passage, or None when it scores 0."""
-        i = int(np.searchsorted(self.docs, doc))
-        if i < len(self.docs) and self.docs[i] == doc:
-            return int(self.best_passage[i])
-        return None
+    def passage_of(self, px: PassageIndex, doc: int) -> int | None:
+        """The number of ``doc``'s best passage (the first among equal scores), or None when
+        it scores 0. Found when asked (a card needs it): no per-document work in ranking."""
+        lo = int(np.searchsorted(self.q, px.first[doc]))
+        hi = int(np.searchsorted(self.q, px.first[doc] + px.count[doc]))
+        if lo == hi:
+            return None
+        return int(self.q[lo + int(np.argmax(self.s[lo:hi]))])
 
 
 _LAST: weakref.WeakKeyDictionary[Any, tuple[tuple, PassageScores]] = \
@@ -250,23 +253,18 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
 def _best_per_doc(d: np.ndarray, q: np.ndarray, s: np.ndarray) -> PassageScores:
     """Max score per document of passages (d, q, s), ascending q (so d is non-decreasing)."""
     if not len(q):
-        z = np.zeros(0, np.int64)
-        return PassageScores(z, np.zeros(0), z)
+        return PassageScores(q, s, np.zeros(0, np.int64), np.zeros(0))
     starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
-    best = np.maximum.reduceat(s, starts)
-    seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(q))))
-    at = np.where(s == best[seg], np.arange(len(q)), len(q))
-    first = np.minimum.reduceat(at, starts)
-    return PassageScores(d[starts], best, q[first])
+    return PassageScores(q, s, d[starts], np.maximum.reduceat(s, starts))
 
 
 def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str, int] | None:
     """What ``doc``'s best passage under ``terms`` is: ("section", pos), ("infobox", 0),
     ("author", 0) or ("title", 0); None when no passage scores."""
-    q = passage_bm25(coll, terms).passage_of(doc)
+    px = passages(coll)
+    q = passage_bm25(coll, terms).passage_of(px, doc)
     if q is None:
         return None
-    px = passages(coll)
     return px.shapes.get(doc, Shape(0, False, False)).kind(q - int(px.first[doc]))
 
 
