@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from .store import ranking as sql
-from .store.passages import PassageIndex, Shape, term_postings
+from .store.passages import PassageIndex, term_postings
 
 K1 = 0.9
 B = 0.4
@@ -265,7 +265,7 @@ def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str
     q = passage_bm25(coll, terms).passage_of(px, doc)
     if q is None:
         return None
-    return px.shapes.get(doc, Shape(0, False, False)).kind(q - int(px.first[doc]))
+    return px.shape(doc).kind(q - int(px.first[doc]))
 
 
 def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],

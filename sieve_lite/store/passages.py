@@ -271,10 +271,18 @@ class PassageIndex:
         self.first[docs] = firsts
         self.count = np.zeros(top + 1, dtype=np.int64)
         self.count[docs] = counts
-        self.shapes = {int(r[0]): Shape(r[2], bool(r[3]), bool(r[4])) for r in rows}
+        self._shape = np.zeros((top + 1, 3), dtype=np.int64)  # sections, infobox, author
+        self._shape[docs] = [(r[2], r[3], r[4]) for r in rows]
         self.n = len(lens)
         self.avgdl = float(lens.sum()) / self.n if self.n else 1.0
         self.norm: np.ndarray | None = None  # BM25 length norm per passage (set by the ranker)
+
+    def shape(self, doc: int) -> Shape:
+        """Which passages document ``doc`` has."""
+        if not 0 <= doc < len(self._shape):
+            return Shape(0, False, False)
+        n, ib, au = self._shape[doc]
+        return Shape(int(n), bool(ib), bool(au))
 
 
 def term_postings(conn: apsw.Connection, word: str,
