@@ -141,6 +141,23 @@ def build_tantivy(src: Path, out: Path) -> dict:
     return {"seconds": time.perf_counter() - t, "cpu": cpu() - c, "documents": n}
 
 
+def where_bytes(db: Path) -> list[tuple[str, int]]:
+    """Bytes per table (an FTS5 table's shadow tables together), largest first (dbstat)."""
+    import re
+
+    import apsw
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        sizes: dict[str, int] = {}
+        for name, size in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+            key = re.sub(r"_(data|idx|docsize|config|content)$", "", name)
+            sizes[key] = sizes.get(key, 0) + size
+    finally:
+        conn.close()
+    return sorted(sizes.items(), key=lambda kv: -kv[1])
+
+
 def dir_size(p: Path) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
@@ -251,6 +268,10 @@ def main() -> None:
               + (f"  steps {b['steps']}" if "steps" in b else ""))
     print(f"build speed ratio (sieve docs/s / tantivy docs/s): "
           f"{builds['tantivy']['seconds'] / builds['sieve']['seconds']:.2f}")
+    print("where sieve-lite's bytes go (share of the file; x JSONL):")
+    for name, nbytes in where_bytes(db)[:8]:
+        print(f"  {name:22s} {nbytes / 1e6:8,.1f} MB {100 * nbytes / db_bytes:5.1f}%"
+              f" {nbytes / jsonl_bytes:5.2f}x")
 
     coll = sieve_lite.open(db)
     index = tantivy.Index.open(str(tdir))
