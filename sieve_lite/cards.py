@@ -36,7 +36,7 @@ from .documents import INFOBOX, INTRO
 from .fetch import section_names
 from .store import cards as sql
 from .store.cards import FTS_TABLES
-from .words import word_spans
+from .words import index_text, word_spans
 
 SNIPPET_WORDS = 25
 HEADINGS_SHOWN = 24  # the compact and rich renderings list this many, then count the rest
@@ -267,6 +267,52 @@ def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tupl
             for w in positive_words(a)]
 
 
+def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near],
+               words: Sequence[tuple[str, bool]], title: str, headings: list[str],
+               infobox: list[tuple[str, str]], authors: list[str]) -> list[str]:
+    """``matched_fields`` without an FTS5 query for word and prefix atoms: the title,
+    headings, infobox and authors are on the card already (normalised as the build indexed
+    them), and the body holds a word exactly when a section passage's tf exceeds what its
+    title and heading hold (``rank.term_passages``, from the postings the ranking decoded).
+    Phrases and NEAR go to the per-value tables as before."""
+    fields = tuple(coll.text_fields)
+    terms = rk.scoring_terms(words)
+    title_w = index_text(title).split()
+    head_w = [[] if h == INTRO else index_text(h).split() for h in headings]
+    found: set[str] = set()
+    rest: list[Term | Near] = []
+    for atom in atoms:
+        if not isinstance(atom, Term) or atom.is_phrase:
+            rest.append(atom)
+            continue
+        w, prefix = atom.words[0], atom.prefix
+
+        def count(ws: list[str], w: str = w, prefix: bool = prefix) -> int:
+            return sum(1 for x in ws if (x.startswith(w) if prefix else x == w))
+
+        scope = set(expand_fields(atom.fields, fields)) - found
+        if not scope:
+            continue
+        in_title = count(title_w)
+        if "title" in scope and in_title:
+            found.add("title")
+        if "section" in scope and any(count(h) for h in head_w):
+            found.add("section")
+        if "infobox" in scope and any(count(index_text(f"{k}: {v}").split())
+                                      for k, v in infobox):
+            found.add("infobox")
+        if "author" in scope and any(count(index_text(a).split()) for a in authors):
+            found.add("author")
+        if "body" in scope:
+            for (kind, pos), tf in rk.term_passages(coll, terms, w, prefix, rowid):
+                if kind == "section" and tf > in_title + count(head_w[pos]):
+                    found.add("body")
+                    break
+    if rest:
+        found |= set(matched_fields(coll.conn, rowid, rest, fields))
+    return [f for f in FTS_TABLES if f in found]
+
+
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
@@ -280,7 +326,8 @@ def build_card(coll: Any, rank: int, rowid: int, score: float,
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
                 infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
                 authors=authors, url=url,
-                matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
+                matched_fields=_attribute(coll, rowid, atoms, words, title, headings, infobox,
+                                          authors),
                 snippet=text, snippet_section=section)
 
 

@@ -35,6 +35,7 @@ dense run in hybrid.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -191,6 +192,10 @@ class PassageScores:
     s: np.ndarray
     docs: np.ndarray
     best: np.ndarray
+    # each query term's postings, (word, is_prefix) -> (passage numbers, tfs): cards read
+    # where a word occurs from them
+    postings: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = \
+        dataclasses.field(default_factory=dict)
 
     def passage_of(self, px: PassageIndex, doc: int) -> int | None:
         """The number of ``doc``'s best passage (the first among equal scores), or None when
@@ -218,8 +223,10 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     if px.norm is None:
         px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
     parts: list[tuple[np.ndarray, np.ndarray]] = []
+    postings = {}
     for t in terms:
         ids, tfs = term_postings(coll.conn, t.word, t.prefix, size)
+        postings[(t.word, t.prefix)] = (ids, tfs)
         if not len(ids):
             continue
         df = len(ids)
@@ -246,6 +253,7 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
         q = np.flatnonzero(acc)
         s = acc[q]
     res = _best_per_doc(px.doc[q], q, s)
+    res.postings = postings
     _LAST[coll] = (key, res)
     return res
 
@@ -266,6 +274,22 @@ def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str
     if q is None:
         return None
     return px.shape(doc).kind(q - int(px.first[doc]))
+
+
+def term_passages(coll: Any, terms: Sequence[ScoringTerm], word: str, prefix: bool,
+                  doc: int) -> list[tuple[tuple[str, int], int]]:
+    """Where a query word (or prefix unit) occurs in ``doc``: (passage kind, tf) for each of
+    its passages holding it, from the postings the ranking decoded."""
+    px = passages(coll)
+    got = passage_bm25(coll, terms).postings.get((word, prefix))
+    if got is None:
+        got = term_postings(coll.conn, word, prefix, len(px.doc))
+    ids, tfs = got
+    first = int(px.first[doc])
+    lo = int(np.searchsorted(ids, first))
+    hi = int(np.searchsorted(ids, first + int(px.count[doc])))
+    shape = px.shape(doc)
+    return [(shape.kind(int(ids[i]) - first), int(tfs[i])) for i in range(lo, hi)]
 
 
 def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],

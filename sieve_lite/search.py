@@ -152,9 +152,9 @@ def admitted_rowids(coll: Any, sql: str, params: tuple) -> np.ndarray:
     (text,) = coll.conn.execute(f"SELECT group_concat(doc) FROM ({sql})", params).fetchone()
     if not text:
         return np.zeros(0, dtype=np.int64)
-    rows = np.sort(np.fromstring(text, dtype=np.int64, sep=","))
+    rows = np.fromstring(text, dtype=np.int64, sep=",")
     if len(rows) > 1 and not (rows[1:] > rows[:-1]).all():
-        rows = np.unique(rows)  # the compiled SQL is distinct by construction; be sure
+        rows = np.unique(rows)  # FTS5 and compound SELECTs yield ascending rowids; else sort
     return rows
 
 

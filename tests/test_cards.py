@@ -210,7 +210,8 @@ def test_one_query_attribution_equals_per_field_matches(peps):
         atoms = positive_atoms(node)
         for hit in peps.search(q, k=20, ranker="bm25").results:
             rowid = peps.doc_rowid(hit.id)
-            assert matched_fields(peps.conn, rowid, atoms, peps.text_fields) == \
-                _reference_fields(peps, rowid, atoms, peps.text_fields), (q, hit.id)
+            want = _reference_fields(peps, rowid, atoms, peps.text_fields)
+            assert matched_fields(peps.conn, rowid, atoms, peps.text_fields) == want, q
+            assert hit.card.matched_fields == want, (q, hit.id)
             checked += 1
     assert checked > 200
