@@ -8,10 +8,12 @@
 
 What a card says:
 
-* **matched fields** is attribution, not word overlap: each positive atom of the query (a word,
-  prefix, phrase or NEAR group not under NOT) is run as an FTS5 MATCH against *this document's*
-  rows of each field in the atom's scope, so a field is listed only when the atom really
-  matches there (a phrase must hold within one field value, as the selection requires).
+* **matched fields** is attribution, not word overlap: a field is listed only when a positive
+  atom of the query (a word, prefix, phrase or NEAR group not under NOT) really matches *this
+  document* there, within the atom's scope (a phrase within one field value, as the selection
+  requires). Phrases and NEAR run as FTS5 matches on the document's rows of each field; word
+  and prefix atoms are read off the card's own values and the query's passage postings
+  (``_attribute``), which the tests hold equal to the FTS5 matches (``matched_fields``).
 * the **snippet** is at most ``SNIPPET_WORDS`` words copied from the original text of the
   document's best passage under passage-level BM25 (``rank.best_passage``: the same passages
   and scores as the ``bm25`` ranker, whatever ranker ordered the list), so the snippet and the
