@@ -207,17 +207,19 @@ class PassageScores:
         return int(self.q[lo + int(np.argmax(self.s[lo:hi]))])
 
 
-_LAST: weakref.WeakKeyDictionary[Any, tuple[tuple, PassageScores]] = \
-    weakref.WeakKeyDictionary()
+# The last few results per collection: a search's ranking, and its cards (whose snippets may
+# score a subset of the words), read them again without recomputing.
+_LAST: weakref.WeakKeyDictionary[Any, dict[tuple, PassageScores]] = weakref.WeakKeyDictionary()
+_KEEP = 4
 
 
 def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     """Passage-level BM25 of ``terms`` (see the module docstring). The last result per
     collection is kept, so the cards of a search reuse its ranking's work."""
     key = tuple((t.word, t.prefix, t.weight) for t in terms)
-    last = _LAST.get(coll)
-    if last is not None and last[0] == key:
-        return last[1]
+    kept = _LAST.setdefault(coll, {})
+    if key in kept:
+        return kept[key]
     px = passages(coll)
     size = len(px.doc)
     if px.norm is None:
@@ -254,7 +256,9 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
         s = acc[q]
     res = _best_per_doc(px.doc[q], q, s)
     res.postings = postings
-    _LAST[coll] = (key, res)
+    if len(kept) >= _KEEP:
+        del kept[next(iter(kept))]  # the oldest
+    kept[key] = res
     return res
 
 

@@ -14,22 +14,9 @@ of removed documents are never reused), so that per-passage arrays can be indexe
   its postings (passage numbers ascending, term frequency in each), packed by
   ``store.passages.encode``. Ranking reads one row per query word (a range of rows for a
   prefix) and does the arithmetic in numpy: no per-row Python, no per-row SQL.
-
-It also recreates m001's FTS5 tables with ``columnsize=0``: nothing reads FTS5's per-row token
-counts (BM25 lengths are ours), and the ``%_docsize`` tables cost ~4% of a file. Rows of a
-contentless table are removed with FTS5's ``'delete'`` command and the indexed text
-(``words.index_text`` of the stored value), which works without them.
 """
 
-_FTS = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
-
-SQL = "".join(
-    f"DROP TABLE {t}; CREATE VIRTUAL TABLE {t} USING fts5(v, content='', columnsize=0, "
-    "tokenize='ascii');\n" for t in _FTS) + """
-DROP TABLE fts_doc;
-CREATE VIRTUAL TABLE fts_doc USING fts5(title, section, body, infobox, author, content='',
-                                       detail=column, columnsize=0, tokenize='ascii');
-
+SQL = """
 CREATE TABLE passages (
     doc       INTEGER PRIMARY KEY,         -- the document's rowid
     first     INTEGER NOT NULL,            -- global number of its first passage
