@@ -108,6 +108,20 @@ class _Stats:
         self.by_id = np.asarray(sql.rowids_by_id(conn), dtype=np.int64)
         self.id_rank = np.full(top + 1, len(rows), dtype=np.int64)
         self.id_rank[self.by_id] = np.arange(len(rows))
+        self._conn = conn
+        self._dates: tuple[np.ndarray, np.ndarray] | None = None
+
+    def dates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(date_lo, date_hi) per rowid, YYYYMMDD; an undated or missing document has an
+        empty span (lo > hi), so no range overlaps it. Read on first use."""
+        if self._dates is None:
+            lo = np.full(len(self.exists), 99999999, dtype=np.int64)
+            hi = np.zeros(len(self.exists), dtype=np.int64)
+            for r, a, b in sql.document_dates(self._conn):
+                if a is not None and b is not None:
+                    lo[r], hi[r] = a, b
+            self._dates = lo, hi
+        return self._dates
 
 
 _STATS: weakref.WeakKeyDictionary[Any, _Stats] = weakref.WeakKeyDictionary()
@@ -213,6 +227,35 @@ _LAST: weakref.WeakKeyDictionary[Any, dict[tuple, PassageScores]] = weakref.Weak
 _KEEP = 4
 
 
+_POSTINGS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]]] \
+    = weakref.WeakKeyDictionary()
+_KEEP_POSTINGS = 16
+
+
+def postings(coll: Any, word: str, prefix: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A word's (or prefix unit's) passage postings, decoded; the last few per collection are
+    kept, so a search's selection, ranking and cards decode each word once."""
+    kept = _POSTINGS.setdefault(coll, {})
+    got = kept.get((word, prefix))
+    if got is None:
+        got = term_postings(coll.conn, word, prefix, len(passages(coll).doc))
+        if len(kept) >= _KEEP_POSTINGS:
+            del kept[next(iter(kept))]
+        kept[(word, prefix)] = got
+    return got
+
+
+def docs_with(coll: Any, word: str, prefix: bool) -> np.ndarray:
+    """The documents (ascending rowids) with a passage holding the word, or a word starting
+    with the stem: exactly the documents where the unscoped atom matches, since a document's
+    passages hold every word of every text field (title, headings, body, infobox, authors)."""
+    ids, _ = postings(coll, word, prefix)
+    d = passages(coll).doc[ids]  # non-decreasing: passages are numbered in document order
+    if len(d) < 2:
+        return d
+    return d[np.concatenate(([True], d[1:] != d[:-1]))]
+
+
 def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     """Passage-level BM25 of ``terms`` (see the module docstring). The last result per
     collection is kept, so the cards of a search reuse its ranking's work."""
@@ -225,10 +268,10 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     if px.norm is None:
         px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
     parts: list[tuple[np.ndarray, np.ndarray]] = []
-    postings = {}
+    decoded = {}
     for t in terms:
-        ids, tfs = term_postings(coll.conn, t.word, t.prefix, size)
-        postings[(t.word, t.prefix)] = (ids, tfs)
+        ids, tfs = postings(coll, t.word, t.prefix)
+        decoded[(t.word, t.prefix)] = (ids, tfs)
         if not len(ids):
             continue
         df = len(ids)
@@ -255,7 +298,7 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
         q = np.flatnonzero(acc)
         s = acc[q]
     res = _best_per_doc(px.doc[q], q, s)
-    res.postings = postings
+    res.postings = decoded
     if len(kept) >= _KEEP:
         del kept[next(iter(kept))]  # the oldest
     kept[key] = res
@@ -286,9 +329,7 @@ def term_passages(coll: Any, terms: Sequence[ScoringTerm], word: str, prefix: bo
     its passages holding it, from the postings the ranking decoded."""
     px = passages(coll)
     got = passage_bm25(coll, terms).postings.get((word, prefix))
-    if got is None:
-        got = term_postings(coll.conn, word, prefix, len(px.doc))
-    ids, tfs = got
+    ids, tfs = got if got is not None else postings(coll, word, prefix)
     first = int(px.first[doc])
     lo = int(np.searchsorted(ids, first))
     hi = int(np.searchsorted(ids, first + int(px.count[doc])))

@@ -158,6 +158,65 @@ def admitted_rowids(coll: Any, sql: str, params: tuple) -> np.ndarray:
     return rows
 
 
+def _numpy_selectable(node: Node) -> bool:
+    """Whether the admitted set can be computed from passage postings and date arrays: only
+    unscoped word and prefix atoms and date ranges, under AND, OR and NOT."""
+    if isinstance(node, Term):
+        return not node.is_phrase and node.fields == ("all",)
+    if isinstance(node, DateRange):
+        return True
+    if isinstance(node, Not):
+        return _numpy_selectable(node.child)
+    if isinstance(node, And):  # BQL gives every AND group a positive clause; be sure
+        return any(not isinstance(c, Not) for c in node.children) and \
+            all(_numpy_selectable(c) for c in node.children)
+    if isinstance(node, Or):
+        return all(not isinstance(c, Not) and _numpy_selectable(c) for c in node.children)
+    return False
+
+
+def _numpy_admitted(coll: Any, node: Node) -> np.ndarray:
+    """The admitted set of a ``_numpy_selectable`` query (ascending rowids): a word atom's
+    documents from its postings (``rank.docs_with``), a date range from the date arrays,
+    AND / OR / NOT as set operations; the same set the compiled SQL yields (the tests hold
+    the two equal)."""
+    if isinstance(node, Term):
+        return rk.docs_with(coll, node.words[0], node.prefix)
+    if isinstance(node, DateRange):
+        st = rk._stats(coll)
+        lo, hi = st.dates()
+        keep = st.exists.copy()
+        if node.hi is not None:
+            keep &= lo <= node.hi
+        if node.lo is not None:
+            keep &= hi >= node.lo
+        return np.flatnonzero(keep).astype(np.int64)
+    if isinstance(node, Or):
+        out = _numpy_admitted(coll, node.children[0])
+        for c in node.children[1:]:
+            out = np.union1d(out, _numpy_admitted(coll, c))
+        return out
+    if isinstance(node, And):
+        pos = [c for c in node.children if not isinstance(c, Not)]
+        out = _numpy_admitted(coll, pos[0])
+        for c in pos[1:]:
+            out = np.intersect1d(out, _numpy_admitted(coll, c), assume_unique=True)
+        for c in node.children:
+            if isinstance(c, Not) and len(out):
+                out = np.setdiff1d(out, _numpy_admitted(coll, c.child), assume_unique=True)
+        return out
+    raise AssertionError(f"not numpy-selectable: {node!r}")  # pragma: no cover
+
+
+def select(coll: Any, node: Node) -> np.ndarray:
+    """The admitted set of a parsed query, ascending rowids: in numpy when the query allows
+    (``_numpy_selectable``: no SQL, no per-document work, and the postings stay decoded for
+    the ranking), else through the compiled SQL."""
+    if _numpy_selectable(node) and not isinstance(node, Not):
+        return _numpy_admitted(coll, node)
+    return admitted_rowids(coll, *compile_node(coll, node))
+
+
 def clause_counts(coll: Any, node: Node) -> list[tuple[str, int]]:
     out = []
     for clause in top_level_and_clauses(node):
@@ -204,8 +263,7 @@ def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
     """Run a BQL query on an open collection (see the module docstring)."""
     _check(ranker, k)
     node = parse(coll, query)
-    sql, params = compile_node(coll, node)
-    admitted = admitted_rowids(coll, sql, params)
+    admitted = select(coll, node)
     words = positive_words(node)
     res = SearchResult(query=query, ranker=ranker, total=len(admitted), requested_ranker=ranker,
                        k=k, strict=strict, ranked=len(admitted))
