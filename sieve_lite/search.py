@@ -191,19 +191,29 @@ def _numpy_admitted(coll: Any, node: Node) -> np.ndarray:
         if node.lo is not None:
             keep &= hi >= node.lo
         return np.flatnonzero(keep).astype(np.int64)
+    # Set operations on ascending rowid arrays through a boolean mask over all rowids:
+    # linear, where numpy's union1d / intersect1d sort.
+    size = len(rk._stats(coll).exists)
     if isinstance(node, Or):
-        out = _numpy_admitted(coll, node.children[0])
-        for c in node.children[1:]:
-            out = np.union1d(out, _numpy_admitted(coll, c))
-        return out
+        mask = np.zeros(size, dtype=bool)
+        for c in node.children:
+            mask[_numpy_admitted(coll, c)] = True
+        return np.flatnonzero(mask).astype(np.int64)
     if isinstance(node, And):
-        pos = [c for c in node.children if not isinstance(c, Not)]
-        out = _numpy_admitted(coll, pos[0])
-        for c in pos[1:]:
-            out = np.intersect1d(out, _numpy_admitted(coll, c), assume_unique=True)
+        pos = sorted((_numpy_admitted(coll, c) for c in node.children
+                      if not isinstance(c, Not)), key=len)
+        out = pos[0]
+        for other in pos[1:]:
+            if not len(out):
+                break
+            mask = np.zeros(size, dtype=bool)
+            mask[other] = True
+            out = out[mask[out]]
         for c in node.children:
             if isinstance(c, Not) and len(out):
-                out = np.setdiff1d(out, _numpy_admitted(coll, c.child), assume_unique=True)
+                mask = np.zeros(size, dtype=bool)
+                mask[_numpy_admitted(coll, c.child)] = True
+                out = out[~mask[out]]
         return out
     raise AssertionError(f"not numpy-selectable: {node!r}")  # pragma: no cover
 
