@@ -281,6 +281,8 @@ def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near],
     terms = rk.scoring_terms(words)
     title_w = index_text(title).split()
     head_w = [[] if h == INTRO else index_text(h).split() for h in headings]
+    box_w: list[list[str]] | None = None  # normalised when an atom first asks
+    author_w: list[list[str]] | None = None
     found: set[str] = set()
     rest: list[Term | Near] = []
     for atom in atoms:
@@ -300,11 +302,16 @@ def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near],
             found.add("title")
         if "section" in scope and any(count(h) for h in head_w):
             found.add("section")
-        if "infobox" in scope and any(count(index_text(f"{k}: {v}").split())
-                                      for k, v in infobox):
-            found.add("infobox")
-        if "author" in scope and any(count(index_text(a).split()) for a in authors):
-            found.add("author")
+        if "infobox" in scope:
+            if box_w is None:
+                box_w = [index_text(f"{k}: {v}").split() for k, v in infobox]
+            if any(count(e) for e in box_w):
+                found.add("infobox")
+        if "author" in scope:
+            if author_w is None:
+                author_w = [index_text(a).split() for a in authors]
+            if any(count(a) for a in author_w):
+                found.add("author")
         if "body" in scope:
             for (kind, pos), tf in rk.term_passages(coll, terms, w, prefix, rowid):
                 if kind == "section" and tf > in_title + count(head_w[pos]):
