@@ -1,210 +1,370 @@
-"""Latency benchmark at >= 100,000 documents: bm25, dense and hybrid ranking.
+"""sieve-lite against tantivy-py on the same corpus: build speed, size, and per-query latency.
 
-The collection (cached as ``bench/out/latency-100k.db``) is synthetic:
+Run from the repository root (tantivy is a development dependency: ``pip install tantivy``)::
 
-* **text**: each document is a real passage of the shared HotpotQA + 2Wiki collections (so the
-  word distribution, and hence FTS5 and BM25 work, is realistic), cycled to 100,000 documents,
-  each with a unique title ``<passage title> #<n>``; built by the normal build path
-  (``--no-embed``);
-* **vectors**: 100,000 random unit vectors of 384 dimensions (the MiniLM size) written into
-  the collection's ``doc_vectors`` table afterwards. They are meaningless, but the dense ranker
-  does the same work on them as on real ones; the query vector is a random unit vector too, so
-  the figures exclude query embedding (MiniLM, ~5-15 ms per query on CPU, reported apart).
+    python bench/latency.py                      # 100,000 documents (built once, then cached)
+    python bench/latency.py --docs 10000 --repeat 3
+    python bench/latency.py --rebuild            # time both builds again
+    python bench/latency.py --profile            # also: where sieve-lite's query time goes
 
-Measured: the ranker call alone (``sieve_lite.rank``: admitted set in, top k out, k = 5), on a
-warm collection (vectors and per-document arrays already read: the first dense call of a
-process reads them, reported as "cold load"), median of the repetitions, wall clock
-(``time.perf_counter``) and CPU time (``time.process_time``, one BLAS thread), one process;
-the load average is printed because on a shared machine wall time inflates with it. Three
-selections: the whole collection (what the zero-hit fallback ranks), a selective one (~1%)
-and a broad one (~50%). Queries: 40 short entity-style queries (2-3 words of a random title)
-and 40 question-style queries (the first 12 words of HotpotQA questions).
+How it is measured:
 
-    python bench/latency.py                # build once (a few minutes), then measure
-    python bench/latency.py --docs 200000  # another size (another cached file)
+* **Corpus**: ``bench/corpus.py``'s generated documents (recombined real-looking text with a
+  Zipfian vocabulary, sections, infobox, authors, dates), written once as JSON Lines
+  (``bench/out/zipf-<n>-s1.jsonl``); both engines index that file.
+* **Builds**: sieve-lite through ``build_collection`` on the JSONL (``--no-embed``; its own
+  worker processes), tantivy through ``IndexWriter`` with 2 threads, each document parsed from
+  the same JSONL; the fields are the same (title, section headings without ``(intro)``,
+  section texts, ``key: value`` infobox entries, authors, the date span as two integers).
+  tantivy stores no text and sieve-lite stores all of it, so the builds compare by documents
+  per second and the files by their ratio to the JSONL. Wall and CPU seconds (this process +
+  its children) are printed with the load average.
+* **Queries**: ``--per-class`` (default 22) in each of 9 classes, drawn deterministically from
+  the collection's own term statistics (``bench/search.py``'s draw for selective, phrase,
+  fielded AND, NOT, prefix and broad words; here also date + word, OR, infobox). Each BQL query
+  is translated from its parsed AST to a tantivy query object with the same meaning
+  (``to_tantivy``), so both engines answer the same question.
+* **Timing**: one process, both engines warm (one untimed pass), then ``--repeat`` rounds; in
+  each round every query runs on sieve-lite and then on tantivy, so load affects both alike.
+  sieve-lite: ``search(query, k=10, ranker="bm25")`` (parse, compile, exact count, ranking of
+  the whole admitted set, 10 cards with snippets and matched fields). tantivy: query
+  construction, ``searcher.search(query, 10, count=True)`` and the 10 ids. A query's time is
+  its median over the rounds; per class: p50 / p95 over its queries, and the median over its
+  queries of the per-query ratio sieve / tantivy. Exact counts are compared on every query.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
 import os
+import pstats
+import random
+import resource
+import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 
-# One BLAS thread: the figures are then per-core and CPU time is comparable to wall time.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
-import numpy as np  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-OUT = ROOT / "bench" / "out"
-sys.path.insert(0, str(ROOT))
+from corpus import OUT, STATUSES, TYPES, generate  # noqa: E402
+from search import make_queries, pct  # noqa: E402
 
 import sieve_lite  # noqa: E402
-from sieve_lite import rank as rk  # noqa: E402
-from sieve_lite import store  # noqa: E402
+from sieve_lite.bql import parse  # noqa: E402
+from sieve_lite.bql.ast import And, DateRange, Near, Not, Or, Term, expand_fields  # noqa: E402
 from sieve_lite.build import build_collection  # noqa: E402
-from sieve_lite.documents import Document, Section  # noqa: E402
-from sieve_lite.embed import DEFAULT_MODEL  # noqa: E402
-from sieve_lite.store.migrations.m001_initial import VEC_SQL  # noqa: E402
+from sieve_lite.sources import iter_documents  # noqa: E402
 from sieve_lite.words import words  # noqa: E402
 
-DIM = 384
+CLASSES = {  # our class name -> bench/search.py's
+    "selective": "selective word", "phrase": "phrase", "fielded AND": "AND across sections",
+    "NOT": "NOT", "prefix": "prefix", "date + word": None, "broad": "broad word", "OR": None,
+    "infobox": None,
+}
+TEXT = ("title", "section", "body", "infobox", "author")
+TARGET_RATIO, TARGET_P50, TARGET_BROAD_P95 = 10.0, 5.0, 50.0
 
 
-def stale(path: Path) -> bool:
-    """A cached collection built before a schema change lacks tables of the current schema
-    (the schema version is not always bumped during development): rebuild it then."""
-    import re
-
-    from sieve_lite.store.migrations import m001_initial
-
-    want = set(re.findall(r"CREATE (?:VIRTUAL )?TABLE (\w+)", m001_initial.SQL))
-    conn = store.connect(path)
-    try:
-        have = {n for (n,) in conn.execute("SELECT name FROM sqlite_schema")}
-    finally:
-        conn.close()
-    return not want <= have
+def cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
 
 
-def passages() -> list[tuple[str, str]]:
-    out = [(r["title"], r["text"]) for r in map(json.loads, (
-        SHARED / "data/qa/hotpotqa/corpus.jsonl").read_text(encoding="utf-8").splitlines())]
-    out += [(r["title"], r["text"]) for r in json.loads(
-        (SHARED / "data/qa/2wiki/corpus.json").read_text(encoding="utf-8"))]
-    return out
-
-
-def build(path: Path, n: int) -> None:
-    src = passages()
-
-    def docs():
-        for i in range(n):
-            title, text = src[i % len(src)]
-            yield Document(id=f"d{i:07d}", title=f"{title} #{i}",
-                           sections=(Section("(intro)", text),))
-
-    print(f"building {path}: {n} documents (text) ...", file=sys.stderr, flush=True)
-    build_collection(docs(), path, embed=False, quiet=True, force=True)
-    print("adding synthetic vectors ...", file=sys.stderr, flush=True)
-    conn = store.connect(path, readonly=False, need_vec=True)
-    rng = np.random.default_rng(0)
-    conn.execute("BEGIN")
-    conn.execute(VEC_SQL.format(dim=DIM))
-    for lo in range(1, n + 1, 10_000):
-        hi = min(lo + 10_000, n + 1)
-        v = rng.standard_normal((hi - lo, DIM)).astype(np.float32)
-        v /= np.linalg.norm(v, axis=1, keepdims=True)
-        conn.executemany("INSERT INTO doc_vectors(rowid, embedding) VALUES (?, ?)",
-                         [(lo + i, v[i].tobytes()) for i in range(hi - lo)])
-    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                     [("embed_dim", str(DIM)), ("embed_model", DEFAULT_MODEL),
-                      ("source", f"synthetic latency benchmark, {n} documents, random vectors")])
-    conn.execute("COMMIT")
-    conn.close()
-
-
-def queries(coll, rng: np.random.Generator) -> list[list[tuple[str, bool]]]:
-    titles = [t for (t,) in coll.conn.execute(
-        "SELECT title FROM documents WHERE rowid % 997 = 1 LIMIT 400")]
-    short = []
-    for t in rng.permutation(titles):
-        ws = words(t.rsplit(" #", 1)[0])[:3]
-        if len(ws) >= 2:
-            short.append([(w, False) for w in ws])
-        if len(short) == 40:
-            break
-    qs = [json.loads(line)["question"] for line in (
-        SHARED / "data/qa/hotpotqa/questions.jsonl").read_text().splitlines()[:40]]
-    long = [[(w, False) for w in words(q)[:12]] for q in qs]
-    return short + long
-
-
-CPU: list[float] = []  # CPU milliseconds of every timed call, in order
-
-
-def ms(f, *args) -> float:
-    """Wall-clock milliseconds of one call ``f(*args)`` (its CPU time goes to ``CPU``)."""
-    c = time.process_time()
-    t = time.perf_counter()
-    f(*args)
-    wall = (time.perf_counter() - t) * 1000
-    CPU.append((time.process_time() - c) * 1000)
-    return wall
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=100_000)
-    ap.add_argument("-k", type=int, default=5)
-    args = ap.parse_args()
-    path = OUT / f"latency-{args.docs // 1000}k.db"
-    if path.exists() and stale(path):
-        path.unlink()
+# ----------------------------------------------------------------------------------- corpus
+def corpus_jsonl(n: int, seed: int = 1) -> Path:
+    path = OUT / f"zipf-{n}-s{seed}.jsonl"
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
-        build(path, args.docs)
-    rng = np.random.default_rng(1)
-    results: dict = {"documents": args.docs, "k": args.k,
-                     "load_average_at_start": os.getloadavg()[0]}
-    with sieve_lite.open(path) as coll:
-        t = time.perf_counter()
-        rk._stats(coll)
-        rk._vectors(coll)
-        results["cold_load_ms"] = round((time.perf_counter() - t) * 1000, 1)
-        qs = queries(coll, rng)
-        n = coll.documents
-        selections = {
-            "all (fallback)": None,
-            "selective ~1%": np.sort(rng.choice(np.arange(1, n + 1), n // 100, replace=False)),
-            "broad ~50%": np.sort(rng.choice(np.arange(1, n + 1), n // 2, replace=False)),
-        }
-        print(f"{n} documents, k={args.k}, cold load of vectors + arrays "
-              f"{results['cold_load_ms']} ms; load average {os.getloadavg()[0]:.1f} on "
-              f"{os.cpu_count()} CPUs")
-        print(f"{'selection':16s} {'queries':8s} {'bm25':>14s} {'dense':>14s} {'hybrid':>14s} "
-              f"{'slower+25':>10s}   (median wall ms; median CPU ms in brackets)")
-        for sel_name, admitted in selections.items():
-            for q_name, group in (("short", qs[:40]), ("question", qs[40:])):
-                times: dict[str, list[float]] = {"bm25": [], "dense": [], "hybrid": []}
-                cpu: dict[str, list[float]] = {"bm25": [], "dense": [], "hybrid": []}
-                for ws in group:
-                    terms = rk.scoring_terms(ws)
-                    qvec = rng.standard_normal(DIM).astype(np.float32)
-                    qvec /= np.linalg.norm(qvec)
-                    times["bm25"].append(ms(rk.bm25, coll, terms, admitted, args.k))
-                    cpu["bm25"].append(CPU[-1])
-                    times["dense"].append(ms(rk.dense, coll, qvec, admitted, args.k))
-                    cpu["dense"].append(CPU[-1])
-                    times["hybrid"].append(ms(rk.hybrid, coll, terms, qvec, admitted, args.k))
-                    cpu["hybrid"].append(CPU[-1])
-                med = {r: round(statistics.median(v), 1) for r, v in times.items()}
-                mcpu = {r: round(statistics.median(v), 1) for r, v in cpu.items()}
-                bound = round(max(med["bm25"], med["dense"]) + 25, 1)
-                results[f"{sel_name} / {q_name}"] = {
-                    "wall_ms": med, "cpu_ms": mcpu, "hybrid_bound_wall_ms": bound}
-                print(f"{sel_name:16s} {q_name:8s} " + " ".join(
-                    f"{med[r]:6.1f} ({mcpu[r]:5.1f})" for r in ("bm25", "dense", "hybrid"))
-                    + f" {bound:10.1f}", flush=True)
-    try:
-        from sieve_lite.embed import get_embedder
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            for d in generate(n, seed):
+                f.write(json.dumps(d, ensure_ascii=False) + "\n")
+        tmp.rename(path)
+    return path
 
-        emb = get_embedder(DEFAULT_MODEL)
-        emb.encode(["warm up"])
-        results["query_embedding_ms"] = round(statistics.median(
-            ms(emb.encode, [q]) for q in
-            ["fort santiago manila", "who directed the film ed wood"] * 5), 1)
-        print(f"query embedding (MiniLM, CPU): {results['query_embedding_ms']} ms median")
-    except sieve_lite.SieveError as e:
-        print(f"query embedding not measured: {e}")
-    (OUT / "latency.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {OUT / 'latency.json'}")
+
+def build_sieve(src: Path, out: Path) -> dict:
+    out.unlink(missing_ok=True)
+    t, c = time.perf_counter(), cpu()
+    rep = build_collection(iter_documents([src], "jsonl"), out, embed=False, quiet=True)
+    return {"seconds": time.perf_counter() - t, "cpu": cpu() - c, "documents": rep.documents,
+            "steps": {k: round(v, 1) for k, v in rep.timings.items()}, "workers": rep.workers}
+
+
+def tantivy_schema():
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    for f in TEXT:
+        sb.add_text_field(f, stored=False, tokenizer_name="default", index_option="position")
+    sb.add_integer_field("date_lo", indexed=True, fast=True)
+    sb.add_integer_field("date_hi", indexed=True, fast=True)
+    return sb.build()
+
+
+def build_tantivy(src: Path, out: Path) -> dict:
+    import tantivy
+
+    from sieve_lite.documents import date_span
+
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    t, c = time.perf_counter(), cpu()
+    index = tantivy.Index(tantivy_schema(), path=str(out))
+    writer = index.writer(heap_size=512 << 20, num_threads=2)
+    n = 0
+    with src.open(encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            secs = d.get("sections") or [{"heading": "(intro)", "text": d.get("text", "")}]
+            fields: dict = {"id": d["id"], "title": d["title"],
+                            "section": [s["heading"] for s in secs if s["heading"] != "(intro)"],
+                            "body": [s["text"] for s in secs],
+                            "infobox": [f"{k}: {v}" for k, v in d.get("infobox", [])],
+                            "author": d.get("author", [])}
+            if d.get("date"):
+                fields["date_lo"], fields["date_hi"] = date_span(d["date"])
+            writer.add_document(tantivy.Document(**{k: v for k, v in fields.items() if v != []}))
+            n += 1
+    writer.commit()
+    writer.wait_merging_threads()
+    return {"seconds": time.perf_counter() - t, "cpu": cpu() - c, "documents": n}
+
+
+def where_bytes(db: Path) -> list[tuple[str, int]]:
+    """Bytes per table (an FTS5 table's shadow tables together), largest first (dbstat)."""
+    import re
+
+    import apsw
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        sizes: dict[str, int] = {}
+        for name, size in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+            key = re.sub(r"_(data|idx|docsize|config|content)$", "", name)
+            sizes[key] = sizes.get(key, 0) + size
+    finally:
+        conn.close()
+    return sorted(sizes.items(), key=lambda kv: -kv[1])
+
+
+def dir_size(p: Path) -> int:
+    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+
+
+# ---------------------------------------------------------------------------------- queries
+def extra_queries(conn, per_class: int, seed: int) -> dict[str, list[str]]:
+    rng = random.Random(seed + 1)
+    rows = conn.execute("SELECT term, doc FROM vocab_body_row").fetchall()
+    k = conn.execute("SELECT count(*) FROM sections").fetchone()[0] / 1_040_000
+    mid = sorted(t for t, n in rows if 2_000 * k <= n <= 30_000 * k and t.isalpha())
+    dated = []
+    for i in range(per_class):
+        y = rng.randint(1960, 2022)
+        dated.append(f"{rng.choice(mid)} " + [f"date[{y}..{y + rng.randint(0, 6)}]",
+                                              f"date[{y}]", f"date[>={y}-06]"][i % 3])
+    ors = [" OR ".join(rng.sample(mid, rng.randint(2, 4))) for _ in range(per_class)]
+    values = [w for v in STATUSES + TYPES for w in words(v)]
+    box = []
+    for i in range(per_class):
+        v = rng.choice(values)
+        box.append([f"{v}[infobox]", f"{v}[infobox] AND {rng.choice(mid)}[body]",
+                    f'"status {v}"[infobox]'][i % 3])
+    return {"date + word": dated, "OR": ors, "infobox": box}
+
+
+def draw(coll, per_class: int, seed: int) -> dict[str, list[str]]:
+    base = make_queries(coll.conn, per_class, seed)
+    extra = extra_queries(coll.conn, per_class, seed)
+    return {c: (base[src] if src else extra[c])[:per_class] for c, src in CLASSES.items()}
+
+
+def to_tantivy(node, schema):
+    """The tantivy query with the meaning BQL.md gives ``node`` (document-level Boolean; a
+    phrase within one field value)."""
+    import tantivy
+    from tantivy import Occur, Query
+
+    def atom(t: Term, field: str):
+        if not t.is_phrase:
+            if t.prefix:
+                return Query.regex_query(schema, field, t.words[0] + ".*")
+            return Query.term_query(schema, field, t.words[0])
+        if t.prefix:
+            return Query.phrase_prefix_query(schema, field, list(t.words))
+        return Query.phrase_query(schema, field, list(t.words))
+
+    def any_of(qs):
+        return qs[0] if len(qs) == 1 else Query.boolean_query([(Occur.Should, q) for q in qs])
+
+    def walk(n):
+        if isinstance(n, Term):
+            return any_of([atom(n, f) for f in expand_fields(n.fields, TEXT)])
+        if isinstance(n, Near):
+            raise ValueError("NEAR is not in the benchmark's classes")
+        if isinstance(n, DateRange):
+            parts = []
+            if n.hi is not None:
+                parts.append(Query.range_query(schema, "date_lo", tantivy.FieldType.Integer,
+                                               None, n.hi))
+            if n.lo is not None:
+                parts.append(Query.range_query(schema, "date_hi", tantivy.FieldType.Integer,
+                                               n.lo, None))
+            return Query.boolean_query([(Occur.Must, q) for q in parts])
+        if isinstance(n, And):
+            return Query.boolean_query(
+                [(Occur.MustNot, walk(c.child)) if isinstance(c, Not) else (Occur.Must, walk(c))
+                 for c in n.children])
+        if isinstance(n, Or):
+            return Query.boolean_query([(Occur.Should, walk(c)) for c in n.children])
+        raise ValueError(f"cannot translate {n!r}")
+
+    return walk(node)
+
+
+# ----------------------------------------------------------------------------------- timing
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--per-class", type=int, default=22)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    import tantivy
+
+    src = corpus_jsonl(args.docs)
+    db, tdir = OUT / f"latency-{args.docs}.db", OUT / f"tantivy-{args.docs}"
+    builds_file = OUT / f"latency-{args.docs}-builds.json"
+    builds = json.loads(builds_file.read_text()) if builds_file.exists() else {}
+    if args.rebuild or not db.exists() or "sieve" not in builds:
+        print(f"building sieve-lite from {src} ...", file=sys.stderr, flush=True)
+        builds["sieve"] = build_sieve(src, db)
+        builds["sieve"]["load"] = os.getloadavg()[0]
+    if args.rebuild or not tdir.exists() or "tantivy" not in builds:
+        print(f"building tantivy from {src} ...", file=sys.stderr, flush=True)
+        builds["tantivy"] = build_tantivy(src, tdir)
+        builds["tantivy"]["load"] = os.getloadavg()[0]
+    builds_file.write_text(json.dumps(builds, indent=1))
+
+    jsonl_bytes, db_bytes, t_bytes = src.stat().st_size, db.stat().st_size, dir_size(tdir)
+    print(f"corpus {src.name}: {args.docs:,} documents, {jsonl_bytes / 1e6:,.0f} MB JSONL")
+    for name, b, size in (("sieve-lite", builds["sieve"], db_bytes),
+                          ("tantivy", builds["tantivy"], t_bytes)):
+        print(f"build {name:10s} {b['seconds']:7.1f} s wall  {b['cpu']:7.1f} s CPU  "
+              f"{b['documents'] / b['seconds']:8,.0f} docs/s  {size / 1e6:7,.0f} MB "
+              f"({size / jsonl_bytes:.2f}x JSONL)  load {b.get('load', 0):.1f}"
+              + (f"  steps {b['steps']}" if "steps" in b else ""))
+    print(f"build speed ratio (sieve docs/s / tantivy docs/s): "
+          f"{builds['tantivy']['seconds'] / builds['sieve']['seconds']:.2f}")
+    print("where sieve-lite's bytes go (share of the file; x JSONL):")
+    for name, nbytes in where_bytes(db)[:8]:
+        print(f"  {name:22s} {nbytes / 1e6:8,.1f} MB {100 * nbytes / db_bytes:5.1f}%"
+              f" {nbytes / jsonl_bytes:5.2f}x")
+
+    coll = sieve_lite.open(db)
+    index = tantivy.Index.open(str(tdir))
+    index.reload()
+    searcher = index.searcher()
+    schema = index.schema
+    queries = draw(coll, args.per_class, args.seed)
+    flat = [(c, q) for c, qs in queries.items() for q in qs]
+
+    def run_sieve(q: str) -> int:
+        return coll.search(q, k=10, ranker="bm25").total
+
+    def run_tantivy(q: str) -> int:
+        res = searcher.search(to_tantivy(parse(q, coll.fields), schema), 10, count=True)
+        [searcher.doc(a)["id"][0] for _, a in res.hits]
+        return res.count
+
+    counts = {q: (run_sieve(q), run_tantivy(q)) for _, q in flat}  # warm-up, and the counts
+    times: dict[str, dict[str, list[float]]] = {q: {"s": [], "t": [], "sc": [], "tc": []}
+                                                for _, q in flat}
+    load0 = os.getloadavg()[0]
+    for _ in range(args.repeat):
+        for _, q in flat:
+            c0, t0 = time.process_time(), time.perf_counter()
+            run_sieve(q)
+            times[q]["s"].append((time.perf_counter() - t0) * 1000)
+            times[q]["sc"].append((time.process_time() - c0) * 1000)
+            c0, t0 = time.process_time(), time.perf_counter()
+            run_tantivy(q)
+            times[q]["t"].append((time.perf_counter() - t0) * 1000)
+            times[q]["tc"].append((time.process_time() - c0) * 1000)
+    med = {q: {k: statistics.median(v) for k, v in d.items()} for q, d in times.items()}
+    print(f"\n{len(flat)} queries, {args.repeat} interleaved rounds; load average "
+          f"{load0:.1f} at start, {os.getloadavg()[0]:.1f} at end, {os.cpu_count()} CPUs")
+    head = (f"{'class':12s} {'n':>3s} {'ratio':>6s} {'sieve p50':>9s} {'p95':>7s} "
+            f"{'tantivy p50':>11s} {'p95':>6s} {'counts':>7s} | {'CPU ratio':>9s} "
+            f"{'sieve CPU':>9s} {'tantivy CPU':>11s}")
+    print(head)
+    print("-" * len(head))
+    summary = {}
+    for c, qs in queries.items():
+        s = [med[q]["s"] for q in qs]
+        t = [med[q]["t"] for q in qs]
+        ratio = statistics.median(med[q]["s"] / med[q]["t"] for q in qs)
+        cpu_ratio = statistics.median(med[q]["sc"] / max(med[q]["tc"], 1e-3) for q in qs)
+        same = sum(counts[q][0] == counts[q][1] for q in qs)
+        sc, tc = pct([med[q]["sc"] for q in qs], 50), pct([med[q]["tc"] for q in qs], 50)
+        summary[c] = {"ratio": ratio, "sieve_p50": pct(s, 50), "sieve_p95": pct(s, 95),
+                      "tantivy_p50": pct(t, 50), "tantivy_p95": pct(t, 95),
+                      "counts_equal": f"{same}/{len(qs)}", "cpu_ratio": cpu_ratio,
+                      "sieve_cpu_p50": sc, "tantivy_cpu_p50": tc}
+        print(f"{c:12s} {len(qs):3d} {ratio:5.1f}x {pct(s, 50):9.2f} {pct(s, 95):7.2f} "
+              f"{pct(t, 50):11.2f} {pct(t, 95):6.2f} {same:3d}/{len(qs)} | {cpu_ratio:8.1f}x "
+              f"{sc:9.2f} {tc:11.2f}")
+    s_all = [med[q]["s"] for _, q in flat]
+    t_all = [med[q]["t"] for _, q in flat]
+    overall = statistics.median(med[q]["s"] / med[q]["t"] for _, q in flat)
+    overall_cpu = statistics.median(med[q]["sc"] / max(med[q]["tc"], 1e-3) for _, q in flat)
+    same = sum(a == b for a, b in counts.values())  # over distinct queries
+    print(f"{'overall':12s} {len(flat):3d} {overall:5.1f}x {pct(s_all, 50):9.2f} "
+          f"{pct(s_all, 95):7.2f} {pct(t_all, 50):11.2f} {pct(t_all, 95):6.2f} "
+          f"{same:3d}/{len(counts)} | {overall_cpu:8.1f}x "
+          f"{pct([med[q]['sc'] for _, q in flat], 50):9.2f} "
+          f"{pct([med[q]['tc'] for _, q in flat], 50):11.2f}")
+    print("(ratio: median over a class's queries of sieve-lite p50 / tantivy p50, wall clock; "
+          "CPU: the same in process CPU time, which load inflates less; counts over distinct "
+          "queries)")
+    for q, (a, b) in counts.items():
+        if a != b:
+            print(f"  count differs: {q!r}: sieve-lite {a}, tantivy {b}")
+    print(f"\ntargets: every class ratio <= {TARGET_RATIO:g}x: "
+          f"{'ok' if all(v['ratio'] <= TARGET_RATIO for v in summary.values()) else 'MISS'}; "
+          f"overall p50 <= {TARGET_P50:g} ms: {'ok' if pct(s_all, 50) <= TARGET_P50 else 'MISS'};"
+          f" broad p95 <= {TARGET_BROAD_P95:g} ms: "
+          f"{'ok' if summary['broad']['sieve_p95'] <= TARGET_BROAD_P95 else 'MISS'}; counts "
+          f"{'ok' if same == len(counts) else 'MISS'}; file <= 1.3x JSONL: "
+          f"{'ok' if db_bytes <= 1.3 * jsonl_bytes else 'MISS'}; build >= tantivy: "
+          f"{'ok' if builds['sieve']['seconds'] <= builds['tantivy']['seconds'] else 'MISS'}")
+    (OUT / f"latency-{args.docs}.json").write_text(json.dumps(
+        {"builds": builds, "sizes": {"jsonl": jsonl_bytes, "sieve": db_bytes, "tantivy": t_bytes},
+         "classes": summary, "overall": {"ratio": overall, "sieve_p50": pct(s_all, 50),
+                                         "tantivy_p50": pct(t_all, 50)},
+         "queries": {q: {"class": c, **med[q], "counts": counts[q]} for c, q in flat}},
+        indent=1))
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _, q in flat:
+            run_sieve(q)
+        prof.disable()
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(25)
+        print(buf.getvalue())
 
 
 if __name__ == "__main__":

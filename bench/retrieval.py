@@ -28,6 +28,7 @@ Collections are built with embeddings (the default MiniLM model) and cached as
 
     python bench/retrieval.py                 # all sets, all rankers
     python bench/retrieval.py --sets peps --rankers bm25 bm25-doc --check
+    python bench/retrieval.py --lexical --check   # bm25 and bm25-doc only, no embeddings
 """
 
 from __future__ import annotations
@@ -98,15 +99,16 @@ def gold(q: dict) -> set[str]:
     return {t for t, *_ in q["supporting_facts"]}
 
 
-def collection(name: str) -> Path:
+def collection(name: str, lexical: bool = False) -> Path:
     corpus, _, fmt = SETS[name]
-    path = OUT / f"{name}.db"
+    path = OUT / f"{name}{'-lex' if lexical else ''}.db"
     if path.exists() and stale(path):
         path.unlink()
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
-        print(f"building {path} with embeddings (minutes)...", file=sys.stderr)
-        build_collection(iter_documents([corpus], fmt), path, embed=True, quiet=True)
+        print(f"building {path}{'' if lexical else ' with embeddings (minutes)'}...",
+              file=sys.stderr)
+        build_collection(iter_documents([corpus], fmt), path, embed=not lexical, quiet=True)
     return path
 
 
@@ -133,11 +135,11 @@ def source_docs(name: str) -> list[dict]:
     return [d.to_dict() for d in iter_documents([corpus], fmt) if isinstance(d, Document)]
 
 
-def run(name: str, rankers: list[str], check: bool = False) -> dict:
+def run(name: str, rankers: list[str], check: bool = False, lexical: bool = False) -> dict:
     _, qpath, _ = SETS[name]
     questions = load_questions(qpath)
     out: dict = {"questions": len(questions)}
-    with sieve_lite.open(collection(name)) as coll:
+    with sieve_lite.open(collection(name, lexical)) as coll:
         for ranker in rankers:
             r2 = r5 = any5 = 0.0
             kinds: dict[str, list[int]] = {}
@@ -202,11 +204,16 @@ def main() -> None:
     ap.add_argument("--rankers", nargs="+", choices=RANKERS, default=RANKERS)
     ap.add_argument("--check", action="store_true",
                     help="compare the bm25 top 10 with bm25s over passages")
+    ap.add_argument("--lexical", action="store_true",
+                    help="collections without embeddings (bench/out/NAME-lex.db): bm25 and "
+                         "bm25-doc only, minutes faster to build")
     args = ap.parse_args()
+    if args.lexical:
+        args.rankers = [r for r in args.rankers if r.startswith("bm25")]
     path = OUT / "retrieval.json"
     results = json.loads(path.read_text()) if path.exists() else {}  # keep other sets' rows
     for name in args.sets:
-        results[name] = run(name, args.rankers, args.check)
+        results[name] = run(name, args.rankers, args.check, args.lexical)
         if "bm25" in results[name] and name in ANCHORS:
             print(f"{name:9s} anchor   BM25 R@5 {ANCHORS[name]} (HippoRAG)")
         elif "bm25" in results[name]:

@@ -8,10 +8,12 @@
 
 What a card says:
 
-* **matched fields** is attribution, not word overlap: each positive atom of the query (a word,
-  prefix, phrase or NEAR group not under NOT) is run as an FTS5 MATCH against *this document's*
-  rows of each field in the atom's scope, so a field is listed only when the atom really
-  matches there (a phrase must hold within one field value, as the selection requires).
+* **matched fields** is attribution, not word overlap: a field is listed only when a positive
+  atom of the query (a word, prefix, phrase or NEAR group not under NOT) really matches *this
+  document* there, within the atom's scope (a phrase within one field value, as the selection
+  requires). Phrases and NEAR run as FTS5 matches on the document's rows of each field; word
+  and prefix atoms are read off the card's own values and the query's passage postings
+  (``_attribute``), which the tests hold equal to the FTS5 matches (``matched_fields``).
 * the **snippet** is at most ``SNIPPET_WORDS`` words copied from the original text of the
   document's best passage under passage-level BM25 (``rank.best_passage``: the same passages
   and scores as the ``bm25`` ranker, whatever ranker ordered the list), so the snippet and the
@@ -35,7 +37,7 @@ from .documents import INFOBOX, INTRO
 from .fetch import section_names
 from .store import cards as sql
 from .store.cards import FTS_TABLES
-from .words import word_spans
+from .words import index_text, word_spans
 
 SNIPPET_WORDS = 25
 HEADINGS_SHOWN = 24  # the compact and rich renderings list this many, then count the rest
@@ -136,9 +138,25 @@ def fts_match(atom: Term | Near) -> str:
 
 def matched_fields(conn: Any, rowid: int, atoms: Sequence[Term | Near],
                    fields: Sequence[str]) -> list[str]:
-    """Fields (in BQL order) where at least one positive atom matches this very document."""
+    """Fields (in BQL order) where at least one positive atom matches this very document.
+
+    Word and prefix atoms are answered together by one query on the document's ``fts_doc`` row
+    (each atom column-filtered to its fields, OR-ed; an auxiliary function names the columns
+    that matched). Phrases and NEAR, which must hold within one field value, are run on the
+    per-value tables, one field at a time, only for fields not yet found.
+    """
     found: set[str] = set()
+    simple = []
     for atom in atoms:
+        if isinstance(atom, Term) and not atom.is_phrase:
+            cols = expand_fields(atom.fields, tuple(fields))
+            if cols:
+                simple.append("{" + " ".join(cols) + "}: " + fts_match(atom))
+    if simple:
+        found |= sql.doc_fields(conn, " OR ".join(f"({m})" for m in simple), rowid)
+    for atom in atoms:
+        if isinstance(atom, Term) and not atom.is_phrase:
+            continue
         expr = fts_match(atom)
         for f in expand_fields(atom.fields, tuple(fields)):
             if f not in found and sql.field_matches(conn, f, expr, rowid):
@@ -224,8 +242,9 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
 
 
 # -------------------------------------------------------------------------------- building
-def _snippet_source(coll: Any, rowid: int, names: list[str],
-                    words: Sequence[tuple[str, bool]]) -> list[tuple[str, str]]:
+def _snippet_source(coll: Any, rowid: int, names: list[str], infobox: list[tuple[str, str]],
+                    authors: list[str], words: Sequence[tuple[str, bool]]
+                    ) -> list[tuple[str, str]]:
     """(name, original text) of the passage the snippet comes from: the best one under
     passage-level BM25, or every section when none scores (the opening of the first with
     text is then taken)."""
@@ -233,16 +252,15 @@ def _snippet_source(coll: Any, rowid: int, names: list[str],
     # ``fetch`` must not pay for the ranking stack (numpy) it never uses.
     from . import rank as rk
 
-    conn = coll.conn
     best = rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
     if best is None or best[0] == "title":
-        return [(names[pos], text) for pos, text in sql.section_texts(conn, rowid)]
+        return [(names[pos], text) for pos, text in sql.section_texts(coll.conn, rowid)]
     kind, pos = best
     if kind == "section":
-        return [(names[pos], sql.section_text(conn, rowid, pos))]
+        return [(names[pos], sql.section_text(coll.conn, rowid, pos))]
     if kind == "infobox":
-        return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in sql.infobox(conn, rowid)))]
-    return [(AUTHORS, ", ".join(sql.authors(conn, rowid)))]
+        return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in infobox))]
+    return [(AUTHORS, ", ".join(authors))]
 
 
 def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tuple[str, bool]]:
@@ -255,19 +273,76 @@ def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tupl
             for w in positive_words(a)]
 
 
+def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near],
+               words: Sequence[tuple[str, bool]], title: str, headings: list[str],
+               infobox: list[tuple[str, str]], authors: list[str]) -> list[str]:
+    """``matched_fields`` without an FTS5 query for word and prefix atoms: the title,
+    headings, infobox and authors are on the card already (normalised as the build indexed
+    them), and the body holds a word exactly when a section passage's tf exceeds what its
+    title and heading hold (``rank.term_passages``, from the postings the ranking decoded).
+    Phrases and NEAR go to the per-value tables as before."""
+    from . import rank as rk  # lazily, as in _snippet_source
+
+    fields = tuple(coll.text_fields)
+    terms = rk.scoring_terms(words)
+    title_w = index_text(title).split()
+    head_w = [[] if h == INTRO else index_text(h).split() for h in headings]
+    box_w: list[list[str]] | None = None  # normalised when an atom first asks
+    author_w: list[list[str]] | None = None
+    found: set[str] = set()
+    rest: list[Term | Near] = []
+    for atom in atoms:
+        if not isinstance(atom, Term) or atom.is_phrase:
+            rest.append(atom)
+            continue
+        w, prefix = atom.words[0], atom.prefix
+
+        def count(ws: list[str], w: str = w, prefix: bool = prefix) -> int:
+            return sum(1 for x in ws if (x.startswith(w) if prefix else x == w))
+
+        scope = set(expand_fields(atom.fields, fields)) - found
+        if not scope:
+            continue
+        in_title = count(title_w)
+        if "title" in scope and in_title:
+            found.add("title")
+        if "section" in scope and any(count(h) for h in head_w):
+            found.add("section")
+        if "infobox" in scope:
+            if box_w is None:
+                box_w = [index_text(f"{k}: {v}").split() for k, v in infobox]
+            if any(count(e) for e in box_w):
+                found.add("infobox")
+        if "author" in scope:
+            if author_w is None:
+                author_w = [index_text(a).split() for a in authors]
+            if any(count(a) for a in author_w):
+                found.add("author")
+        if "body" in scope:
+            for (kind, pos), tf in rk.term_passages(coll, terms, w, prefix, rowid):
+                if kind == "section" and tf > in_title + count(head_w[pos]):
+                    found.add("body")
+                    break
+    if rest:
+        found |= set(matched_fields(coll.conn, rowid, rest, fields))
+    return [f for f in FTS_TABLES if f in found]
+
+
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
     conn = coll.conn
-    doc_id, title, date, url = sql.document_row(conn, rowid)
-    names = section_names(sql.headings(conn, rowid))
-    keys = list(dict.fromkeys(k for k, _ in sql.infobox(conn, rowid)))
+    (doc_id, title, date, url), headings, infobox, authors = sql.card_rows(conn, rowid)
+    names = section_names(headings)
     # The snippet is section text: the words of atoms that search it choose the passage.
     snippet_words = body_words(atoms, coll.text_fields) or words
-    text, section = snippet(_snippet_source(coll, rowid, names, snippet_words), snippet_words)
+    text, section = snippet(_snippet_source(coll, rowid, names, infobox, authors,
+                                            snippet_words), snippet_words)
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
-                infobox_keys=keys, date=date, authors=sql.authors(conn, rowid), url=url,
-                matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
+                infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
+                authors=authors, url=url,
+                matched_fields=_attribute(coll, rowid, atoms, words, title, headings, infobox,
+                                          authors),
                 snippet=text, snippet_section=section)
 
 

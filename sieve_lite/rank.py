@@ -35,6 +35,7 @@ dense run in hybrid.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -45,7 +46,7 @@ import numpy as np
 
 from .options import RANKERS  # noqa: F401 - defined there so front ends need no numpy
 from .store import ranking as sql
-from .store.passages import PassageIndex, Shape, term_postings
+from .store.passages import PassageIndex, term_postings
 
 K1 = 0.9
 B = 0.4
@@ -107,6 +108,20 @@ class _Stats:
         self.by_id = np.asarray(sql.rowids_by_id(conn), dtype=np.int64)
         self.id_rank = np.full(top + 1, len(rows), dtype=np.int64)
         self.id_rank[self.by_id] = np.arange(len(rows))
+        self._conn = conn
+        self._dates: tuple[np.ndarray, np.ndarray] | None = None
+
+    def dates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(date_lo, date_hi) per rowid, YYYYMMDD; an undated or missing document has an
+        empty span (lo > hi), so no range overlaps it. Read on first use."""
+        if self._dates is None:
+            lo = np.full(len(self.exists), 99999999, dtype=np.int64)
+            hi = np.zeros(len(self.exists), dtype=np.int64)
+            for r, a, b in sql.document_dates(self._conn):
+                if a is not None and b is not None:
+                    lo[r], hi[r] = a, b
+            self._dates = lo, hi
+        return self._dates
 
 
 _STATS: weakref.WeakKeyDictionary[Any, tuple[int, _Stats]] = weakref.WeakKeyDictionary()
@@ -187,25 +202,66 @@ def fill_by_id(coll: Any, ranked: list[Ranked], admitted: np.ndarray | None,
 class PassageScores:
     """Passage-level BM25 of one query over the whole collection.
 
-    ``docs`` (ascending rowids) are the documents with a positive score, ``best`` their score
-    (their best passage's) and ``best_passage`` that passage's number (the first one among
-    equal scores).
+    ``q``/``s``: the passages with a positive score (ascending numbers) and their scores.
+    ``docs`` (ascending rowids): the documents with a positive score; ``best``: their score,
+    their best passage's.
     """
 
+    q: np.ndarray
+    s: np.ndarray
     docs: np.ndarray
     best: np.ndarray
-    best_passage: np.ndarray
+    # each query term's postings, (word, is_prefix) -> (passage numbers, tfs): cards read
+    # where a word occurs from them
+    postings: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = \
+        dataclasses.field(default_factory=dict)
 
-    def passage_of(self, doc: int) -> int | None:
-        """The number of ``doc``'s best passage, or None when it scores 0."""
-        i = int(np.searchsorted(self.docs, doc))
-        if i < len(self.docs) and self.docs[i] == doc:
-            return int(self.best_passage[i])
-        return None
+    def passage_of(self, px: PassageIndex, doc: int) -> int | None:
+        """The number of ``doc``'s best passage (the first among equal scores), or None when
+        it scores 0. Found when asked (a card needs it): no per-document work in ranking."""
+        lo = int(np.searchsorted(self.q, px.first[doc]))
+        hi = int(np.searchsorted(self.q, px.first[doc] + px.count[doc]))
+        if lo == hi:
+            return None
+        return int(self.q[lo + int(np.argmax(self.s[lo:hi]))])
 
 
-_LAST: weakref.WeakKeyDictionary[Any, tuple[tuple, PassageScores]] = \
-    weakref.WeakKeyDictionary()
+# The last few results per collection: a search's ranking, and its cards (whose snippets may
+# score a subset of the words), read them again without recomputing.
+_LAST: weakref.WeakKeyDictionary[Any, dict[tuple, PassageScores]] = weakref.WeakKeyDictionary()
+_KEEP = 4
+
+
+_POSTINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, str, bool], tuple[np.ndarray, np.ndarray]]] \
+    = weakref.WeakKeyDictionary()
+_KEEP_POSTINGS = 16
+
+
+def postings(coll: Any, word: str, prefix: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A word's (or prefix unit's) passage postings, decoded; the last few per collection are
+    kept, so a search's selection, ranking and cards decode each word once."""
+    kept = _POSTINGS.setdefault(coll, {})
+    key = (getattr(coll, "generation", 0), word, prefix)  # an update changes the postings
+    got = kept.get(key)
+    if got is None:
+        got = term_postings(coll.conn, word, prefix, len(passages(coll).doc))
+        if len(kept) >= _KEEP_POSTINGS:
+            del kept[next(iter(kept))]
+        kept[key] = got
+    return got
+
+
+def docs_with(coll: Any, word: str, prefix: bool) -> np.ndarray:
+    """The documents (ascending rowids) with a passage holding the word, or a word starting
+    with the stem: exactly the documents where the unscoped atom matches, since a document's
+    passages hold every word of every text field (title, headings, body, infobox, authors)."""
+    ids, _ = postings(coll, word, prefix)
+    d = passages(coll).doc[ids]  # non-decreasing after a build: passages in document order
+    if len(d) < 2:
+        return d
+    if (d[1:] < d[:-1]).any():  # an in-place update gave a document new, higher numbers
+        return np.unique(d)
+    return d[np.concatenate(([True], d[1:] != d[:-1]))]
 
 
 def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
@@ -213,39 +269,48 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     collection is kept, so the cards of a search reuse its ranking's work."""
     # (the generation: an update in another process changes every score)
     key = (getattr(coll, "generation", 0), *((t.word, t.prefix, t.weight) for t in terms))
-    last = _LAST.get(coll)
-    if last is not None and last[0] == key:
-        return last[1]
+    kept = _LAST.setdefault(coll, {})
+    if key in kept:
+        return kept[key]
     px = passages(coll)
     size = len(px.doc)
-    norm = None
-    acc: np.ndarray | None = None
-    only: tuple[np.ndarray, np.ndarray] | None = None
+    if px.norm is None:
+        px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    decoded = {}
     for t in terms:
-        ids, tfs = term_postings(coll.conn, t.word, t.prefix, size)
+        ids, tfs = postings(coll, t.word, t.prefix)
+        decoded[(t.word, t.prefix)] = (ids, tfs)
         if not len(ids):
             continue
-        if norm is None:
-            norm = K1 * (1.0 - B + B * px.length / px.avgdl)
         df = len(ids)
         idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
-        s = (t.weight * idf) * tfs / (tfs + norm[ids])
-        if only is None and acc is None:
-            only = (ids, s)  # one term: its postings are already the touched passages
-            continue
-        if acc is None:
-            acc = np.zeros(size, dtype=np.float64)
-            acc[only[0]] = only[1]
-        acc[ids] += s  # passage numbers are unique within a term's postings
-    if acc is not None:
+        parts.append((ids, (t.weight * idf) * tfs / (tfs + px.norm[ids])))
+    total = sum(len(i) for i, _ in parts)
+    if not parts:
+        q, s = np.zeros(0, np.int64), np.zeros(0)
+    elif len(parts) == 1:  # one term: its postings are already the touched passages
+        q, s = parts[0]
+    elif total * 8 < size:
+        # Few postings: merge them by sorting (the sum per passage in query-term order, as
+        # the dense path adds them).
+        ids = np.concatenate([i for i, _ in parts])
+        order = np.argsort(ids, kind="stable")
+        ids, sc = ids[order], np.concatenate([v for _, v in parts])[order]
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        q, s = ids[starts], np.add.reduceat(sc, starts)
+    else:
+        # Many: one dense accumulator over all passages (numbers are unique within a term).
+        acc = np.zeros(size, dtype=np.float64)
+        for ids, sc in parts:
+            acc[ids] += sc
         q = np.flatnonzero(acc)
         s = acc[q]
-    elif only is not None:
-        q, s = only
-    else:
-        q, s = np.zeros(0, np.int64), np.zeros(0)
     res = _best_per_doc(px.doc[q], q, s)
-    _LAST[coll] = (key, res)
+    res.postings = decoded
+    if len(kept) >= _KEEP:
+        del kept[next(iter(kept))]  # the oldest
+    kept[key] = res
     return res
 
 
@@ -254,27 +319,38 @@ def _best_per_doc(d: np.ndarray, q: np.ndarray, s: np.ndarray) -> PassageScores:
     document order, so d is non-decreasing too; after an in-place update a changed document's
     passages have new, higher numbers, and the passages are put in document order first."""
     if not len(q):
-        z = np.zeros(0, np.int64)
-        return PassageScores(z, np.zeros(0), z)
-    if len(d) > 1 and (d[1:] < d[:-1]).any():
-        order = np.lexsort((q, d))  # by document, then passage number (ties: the first)
-        d, q, s = d[order], q[order], s[order]
+        return PassageScores(q, s, np.zeros(0, np.int64), np.zeros(0))
+    # A document's passages are consecutive numbers, so each is one run of d.
     starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
-    best = np.maximum.reduceat(s, starts)
-    seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(q))))
-    at = np.where(s == best[seg], np.arange(len(q)), len(q))
-    first = np.minimum.reduceat(at, starts)
-    return PassageScores(d[starts], best, q[first])
+    docs, best = d[starts], np.maximum.reduceat(s, starts)
+    if len(docs) > 1 and (docs[1:] < docs[:-1]).any():  # renumbered by an in-place update
+        order = np.argsort(docs, kind="stable")
+        docs, best = docs[order], best[order]
+    return PassageScores(q, s, docs, best)
 
 
 def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str, int] | None:
     """What ``doc``'s best passage under ``terms`` is: ("section", pos), ("infobox", 0),
     ("author", 0) or ("title", 0); None when no passage scores."""
-    q = passage_bm25(coll, terms).passage_of(doc)
+    px = passages(coll)
+    q = passage_bm25(coll, terms).passage_of(px, doc)
     if q is None:
         return None
+    return px.shape(doc).kind(q - int(px.first[doc]))
+
+
+def term_passages(coll: Any, terms: Sequence[ScoringTerm], word: str, prefix: bool,
+                  doc: int) -> list[tuple[tuple[str, int], int]]:
+    """Where a query word (or prefix unit) occurs in ``doc``: (passage kind, tf) for each of
+    its passages holding it, from the postings the ranking decoded."""
     px = passages(coll)
-    return px.shapes.get(doc, Shape(0, False, False)).kind(q - int(px.first[doc]))
+    got = passage_bm25(coll, terms).postings.get((word, prefix))
+    ids, tfs = got if got is not None else postings(coll, word, prefix)
+    first = int(px.first[doc])
+    lo = int(np.searchsorted(ids, first))
+    hi = int(np.searchsorted(ids, first + int(px.count[doc])))
+    shape = px.shape(doc)
+    return [(shape.kind(int(ids[i]) - first), int(tfs[i])) for i in range(lo, hi)]
 
 
 def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],

@@ -179,3 +179,39 @@ def test_golden_renders(name, coll, peps):
         path.write_text(got, encoding="utf-8")
     assert path.exists(), f"missing {path}; run with SIEVE_REGEN_GOLDEN=1 to create it"
     assert got == path.read_text(encoding="utf-8")
+
+
+def _reference_fields(coll, rowid: int, atoms, fields) -> list[str]:
+    """Attribution the slow way: every atom on this document's rows of every field."""
+    from sieve_lite.bql.ast import expand_fields
+    from sieve_lite.cards import FTS_TABLES, fts_match
+    from sieve_lite.store.cards import field_matches
+
+    found = {f for a in atoms for f in expand_fields(a.fields, tuple(fields))
+             if field_matches(coll.conn, f, fts_match(a), rowid)}
+    return [f for f in FTS_TABLES if f in found]
+
+
+def test_one_query_attribution_equals_per_field_matches(peps):
+    from sieve_lite.bql import parse
+    from sieve_lite.bql.ast import positive_atoms
+    from sieve_lite.cards import matched_fields
+
+    queries = [json.loads(line)["q"] for line in
+               (EXAMPLES.parent / "queries.jsonl").open(encoding="utf-8")]
+    queries += ["generat* OR yield[body]", "guido[author] pep*", "final[infobox] OR status*",
+                "(context OR manager*)[title,section] with", "abstract[section] python"]
+    checked = 0
+    for q in queries:
+        try:
+            node = parse(q, peps.fields)
+        except sieve_lite.SieveError:
+            continue
+        atoms = positive_atoms(node)
+        for hit in peps.search(q, k=20, ranker="bm25").results:
+            rowid = peps.doc_rowid(hit.id)
+            want = _reference_fields(peps, rowid, atoms, peps.text_fields)
+            assert matched_fields(peps.conn, rowid, atoms, peps.text_fields) == want, q
+            assert hit.card.matched_fields == want, (q, hit.id)
+            checked += 1
+    assert checked > 200

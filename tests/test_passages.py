@@ -56,6 +56,25 @@ def test_encode_decode_round_trip(top):
     assert got_ids.tolist() == ids.tolist() and got_tfs.tolist() == tfs.tolist()
 
 
+def test_encode_all_equals_encode_and_compresses_long_lists():
+    rng = np.random.default_rng(3)
+    lists = [np.unique(rng.integers(0, top, n)) for top, n in
+             ((10, 3), (300, 200), (70_000, 20_000), (2**33, 5), (1_000_000, 400_000))]
+    term = np.concatenate([np.full(len(x), i) for i, x in enumerate(lists)])
+    q = np.concatenate(lists)
+    tf = rng.integers(1, 4, len(q))
+    tf[-1] = 70_000  # one wide tf
+    blobs = ps.encode_all(term, q, tf, len(lists))
+    at = 0
+    for i, ids in enumerate(lists):
+        want_tf = tf[at:at + len(ids)]
+        at += len(ids)
+        assert blobs[i] == ps.encode(ids, want_tf)
+        got_ids, got_tf = ps.decode(blobs[i])
+        assert got_ids.tolist() == ids.tolist() and got_tf.tolist() == want_tf.tolist()
+    assert blobs[-1][0] & 0x80 and len(blobs[-1]) < 0.6 * 400_000 * 3  # zstd took it
+
+
 def _cut(d: Document) -> tuple[ps.Shape, list[list[str]]]:
     from sieve_lite.documents import INTRO
 

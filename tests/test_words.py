@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sieve_lite.words import index_text, word_spans, words
+from sieve_lite.words import index_text, word_spans, word_spans_general, words
 
 
 def test_rule_examples() -> None:
@@ -30,3 +30,9 @@ def test_word_spans_point_into_the_original() -> None:
     spans = word_spans(text)
     assert [w for _, _, w in spans] == ["zurich", "sao", "paulo"]
     assert [text[a:b] for a, b, _ in spans] == ["Zürich", "São", "Paulo"]
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_word_spans_ascii_fast_path_is_the_rule(text: str) -> None:
+    assert word_spans(text) == word_spans_general(text)

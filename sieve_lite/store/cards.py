@@ -3,7 +3,9 @@ authors, and whether an FTS5 match holds in this document's rows of one field.""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import apsw
 
@@ -61,3 +63,46 @@ def field_matches(conn: apsw.Connection, field: str, match: str, rowid: int) -> 
     lo, hi = doc_span(rowid)
     return conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? "
                         "AND ? LIMIT 1", (match, lo, hi)).fetchone() is not None
+
+
+DOC_COLUMNS = ("title", "section", "body", "infobox", "author")  # fts_doc's, in order
+_COLS_FUNCTION = "sieve_cols"
+_with_cols: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _cols(api: Any, *_args: Any) -> int:
+    """FTS5 auxiliary function: bit i set when a phrase of the MATCH occurs in column i of the
+    current row (works at detail=column, where instance offsets are not kept)."""
+    mask = 0
+    for p in range(api.phrase_count):
+        for col in api.phrase_columns(p):
+            mask |= 1 << col
+    return mask
+
+
+def doc_fields(conn: apsw.Connection, match: str, rowid: int) -> set[str]:
+    """The fts_doc columns (fields) in which the FTS5 query ``match`` (column-filtered word and
+    prefix phrases) matches document ``rowid``: one query, one Python call, per card."""
+    if conn not in _with_cols:
+        conn.register_fts5_function(_COLS_FUNCTION, _cols)
+        _with_cols.add(conn)
+    row = conn.execute(f"SELECT {_COLS_FUNCTION}(fts_doc) FROM fts_doc WHERE fts_doc MATCH ? "
+                       "AND rowid = ?", (match, rowid)).fetchone()
+    mask = row[0] if row else 0
+    return {f for i, f in enumerate(DOC_COLUMNS) if mask >> i & 1}
+
+
+def card_rows(conn: apsw.Connection, rowid: int) -> tuple[tuple, list[str],
+                                                          list[tuple[str, str]], list[str]]:
+    """One query for what every card shows: ((id, title, date, url), headings, infobox
+    entries, authors), each list in document order."""
+    lo, hi = doc_span(rowid)
+    rows = conn.execute(
+        "SELECT 0, rowid, id, title, date, url FROM documents WHERE rowid = ?1 UNION ALL "
+        "SELECT 1, rowid, heading, NULL, NULL, NULL FROM sections WHERE rowid BETWEEN ?2 AND ?3"
+        " UNION ALL SELECT 2, rowid, key, value, NULL, NULL FROM infobox "
+        "WHERE rowid BETWEEN ?2 AND ?3 UNION ALL SELECT 3, rowid, name, NULL, NULL, NULL "
+        "FROM authors WHERE rowid BETWEEN ?2 AND ?3 ORDER BY 1, 2", (rowid, lo, hi)).fetchall()
+    head = next(r[2:] for r in rows if r[0] == 0)
+    return (head, [r[2] for r in rows if r[0] == 1], [(r[2], r[3]) for r in rows if r[0] == 2],
+            [r[2] for r in rows if r[0] == 3])

@@ -51,6 +51,11 @@ def document_lengths(conn: apsw.Connection) -> list[tuple[int, int]]:
     return conn.execute("SELECT rowid, n_words FROM documents").fetchall()
 
 
+def document_dates(conn: apsw.Connection) -> list[tuple[int, int | None, int | None]]:
+    """(rowid, date_lo, date_hi) of every document (NULL when undated)."""
+    return conn.execute("SELECT rowid, date_lo, date_hi FROM documents").fetchall()
+
+
 def rowids_by_id(conn: apsw.Connection) -> list[int]:
     """Document rowids in string-id order (the tie-break of every ranking)."""
     return [r for (r,) in conn.execute("SELECT rowid FROM documents ORDER BY id")]
