@@ -232,8 +232,9 @@ _LAST: weakref.WeakKeyDictionary[Any, dict[tuple, PassageScores]] = weakref.Weak
 _KEEP = 4
 
 
-_POSTINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, str, bool], tuple[np.ndarray, np.ndarray]]] \
-    = weakref.WeakKeyDictionary()
+_Postings = tuple[np.ndarray, np.ndarray]
+_POSTINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, str, bool], _Postings]] = \
+    weakref.WeakKeyDictionary()
 _KEEP_POSTINGS = 16
 
 
