@@ -277,6 +277,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     total_chars = 0
     pending_vec: list[tuple[int, str]] = []
     writer = PostingsWriter()
+    page_rows: list[tuple[int, int, int]] = []  # (section rowid, first, last): PDF sections
 
     def skip(err: DocumentError) -> None:
         if strict:
@@ -365,6 +366,8 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             total_chars += chars
             report.documents += 1
             report.sections += len(sections)
+            page_rows.extend((value_rowid(rowid, pos), *s.pages)
+                             for pos, s in enumerate(doc.sections) if s.pages)
             if embedder is not None:
                 from .embed import document_text
 
@@ -380,6 +383,10 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         t0 = time.perf_counter()
         writer.write(conn)
         timings["postings"] = time.perf_counter() - t0
+        if page_rows:
+            store.pages.insert(conn, page_rows)
+            # Page ranges are content too: they enter the hash after every document.
+            hasher.update(json.dumps(page_rows).encode())
         conn.execute("COMMIT")
     except BaseException:
         if pool is not None:

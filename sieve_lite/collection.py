@@ -96,6 +96,8 @@ class Collection:
             {"heading": h, "text": t} for h, t in self.conn.execute(
                 "SELECT heading, unpack(text) FROM sections WHERE rowid BETWEEN ? AND ? "
                 "ORDER BY rowid", span)]}
+        for pos, pages in store.pages.of_document(self.conn, rowid).items():
+            out["sections"][pos]["pages"] = list(pages)
         ib = [[k, v] for k, v in self.conn.execute(
             "SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
         if ib:

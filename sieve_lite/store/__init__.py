@@ -1,7 +1,7 @@
 """Collection files: connection, schema, migrations."""
 
-from . import layout
+from . import layout, pages
 from .connection import connect
 from .schema import SCHEMA_VERSION, check_version, create
 
-__all__ = ["SCHEMA_VERSION", "layout", "check_version", "connect", "create"]
+__all__ = ["SCHEMA_VERSION", "layout", "pages", "check_version", "connect", "create"]
