@@ -76,10 +76,18 @@ def _progress(total_hint: int | None, quiet: bool):
     if quiet or not sys.stderr.isatty():
         return None
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                    TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                    transient=True)
 
 
 def temp_path_for(out: Path) -> Path:
@@ -270,6 +278,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     timings = report.timings
     for key in ("read", "prepare", "insert", "wait", "embed"):
         timings.setdefault(key, 0.0)
+    source_stats = getattr(documents, "stats", None)
     pool = None
     inflight: deque = deque()
     batch: list[Raw] = []
@@ -301,7 +310,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         docs, postings = prepared
         _insert(conn, raw, docs, stats, hasher, postings, writer)
         timings["insert"] += time.perf_counter() - t0
-        if progress:
+        if progress and source_stats is None:
             progress.update(task, completed=report.documents)
 
     def drain(limit: int) -> None:
@@ -337,6 +346,13 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             t0 = time.perf_counter()
             item = next(it, None)
             timings["read"] += time.perf_counter() - t0
+            if progress and source_stats is not None and source_stats.files_total:
+                # Sources that count files (sources.read_sources): files, pages and an ETA.
+                pages = f", {source_stats.pages:,} pages" if source_stats.pages else ""
+                progress.update(task, total=source_stats.files_total,
+                                completed=source_stats.files_done,
+                                description=f"reading files ({report.documents:,} documents"
+                                            f"{pages})")
             if item is None:
                 break
             if isinstance(item, DocumentError):

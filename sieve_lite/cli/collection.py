@@ -25,17 +25,23 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
           embed_model: str | None, strict: bool, quiet: bool) -> None:
     """Build a collection file from SOURCES (files or folders)."""
     from ..build import build_collection
-    from ..sources import iter_documents
+    from ..sources import read_sources
 
     def on_skip(err: SieveError) -> None:
         if not quiet:
             click.echo(f"skipped: {err}", err=True)
 
     label = ", ".join(str(s) for s in sources)
-    report = build_collection(iter_documents(list(sources), fmt), out, embed=not no_embed,
+    docs = read_sources(list(sources), fmt)
+    report = build_collection(docs, out, embed=not no_embed,
                               embed_model=embed_model, strict=strict, quiet=quiet,
                               on_skip=on_skip, source_label=f"{fmt}: {label}")
     if not quiet:
+        for note in docs.stats.notes:
+            click.echo(f"note: {note}", err=True)
+        pages = f"; {docs.stats.pages:,} PDF pages" if docs.stats.pages else ""
+        click.echo(f"read {docs.stats.files_done:,} files: {docs.stats.summary()}{pages}",
+                   err=True)
         click.echo(f"built {report.path}: {report.documents} documents, {report.sections} "
                    f"sections, {len(report.skipped)} skipped, "
                    f"{'with' if report.embedded else 'without'} embeddings, "

@@ -315,7 +315,7 @@ def _open(path: Path) -> Any:
     except pdfium.PdfiumError as e:
         msg = str(e).lower()
         if "password" in msg:
-            raise PdfError("encrypted (needs a password); skipped") from None
+            raise PdfError("encrypted (needs a password)") from None
         if "format" in msg or "file" in msg:
             raise PdfError(f"damaged or not a PDF ({str(e).strip().rstrip('.')})") from None
         raise PdfError(f"cannot be opened by PDFium ({e})") from None
@@ -498,7 +498,8 @@ def _text_date(text: str) -> str | None:
     return None
 
 
-_NAME = re.compile(r"^[A-Z][\w.'\u2019-]*(?:\s+[A-Z][\w.'\u2019-]*){1,3}$")
+_NAME = re.compile(r"^[A-Z][\w.'\u2019-]*(?:\s+(?:(?:van|von|de|der|den|da|di|du|del|la|le|"
+                   r"dos|ten|ter|bin|ibn)\s+)*[A-Z][\w.'\u2019-]*){1,3}$")
 
 
 def _split_names(value: str) -> list[str]:
@@ -523,8 +524,7 @@ def parse_pdf(path: Path, doc_id: str) -> dict[str, Any]:
     finally:
         pdf.close()
     if not any(p.has_text for p in pages):
-        raise PdfError(f"no page of its {n_pages} has text (scanned?); OCR is out of scope, "
-                       "skipped")
+        raise PdfError(f"no page of its {n_pages} has text (scanned?); OCR is out of scope")
     _drop_running(pages)
     # A scanned page inside a text PDF still carries the running header: judge it after.
     empty = [i + 1 for i, p in enumerate(pages) if not p.lines]
