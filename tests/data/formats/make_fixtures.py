@@ -1,16 +1,16 @@
 """Make the PDF, DOCX and EPUB test files from PEP text, with real tools.
 
-    python tests/data/formats/make_fixtures.py                  # the small committed fixtures
+    python tests/data/formats/make_fixtures.py                  # the fixtures, in files/
     python tests/data/formats/make_fixtures.py --bench 40       # a benchmark set in bench/out/
 
 Needs (development only; the tests read the committed files): ``weasyprint`` and
 ``python-docx`` and ``pypdf`` (pip), Pillow (a weasyprint dependency), LibreOffice
 (``apt-get install libreoffice-writer-nogui``) and pandoc (``apt-get install pandoc``), and the
-shared PEP corpus (``../shared/data/corpora/peps``, or ``$SIEVE_SHARED/data/corpora/peps``), read through sieve-lite's own
-reStructuredText builder.
+shared PEP corpus (``../shared/data/corpora/peps``, or ``$SIEVE_SHARED/data/corpora/peps``),
+read through sieve-lite's own reStructuredText builder.
 
-What is made, and why (``truth.jsonl`` holds, per file, the source text that went in: title,
-headings and section texts in order, and what the file is meant to exercise):
+What is made (in ``files/``), and why (``truth.jsonl`` beside that folder holds, per file, the
+source text that went in: title, headings and section texts in order):
 
 * ``pep-outline.pdf``: weasyprint, one column, an outline (bookmarks) from the HTML headings,
   a running header and a ``Page N of M`` footer, a table, automatic hyphenation.
@@ -296,6 +296,7 @@ def libreoffice_pdf(docx_path: Path, out: Path, tmp: Path) -> None:
 
 # ------------------------------------------------------------------------------------ main
 def fixtures(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
     truth: list[dict] = []
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
@@ -378,10 +379,11 @@ def fixtures(out: Path) -> None:
         writer.write(buf)
         (out / "encrypted.pdf").write_bytes(buf.getvalue())
         (out / "damaged.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 8)
-    with open(out / "truth.jsonl", "w", encoding="utf-8") as f:
+    # Beside the folder, not in it: a build of files/ must see only the test files.
+    with open(out.parent / "truth.jsonl", "w", encoding="utf-8") as f:
         for t in truth:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
-    print(f"wrote {len(truth)} truth records and the fixtures to {out}")
+    print(f"wrote the fixtures to {out} and their source text to {out.parent}/truth.jsonl")
 
 
 def bench_set(out: Path, count: int) -> None:
@@ -408,10 +410,10 @@ def bench_set(out: Path, count: int) -> None:
             truth.append(make_epub([(d, trim(d, 10_000, 10_000)) for d in group],
                                    f"PEPs {group[0].id} to {group[-1].id}",
                                    out / f"book-{k // 4 + 1:02d}.epub", "epub3"))
-    with open(out / "truth.jsonl", "w", encoding="utf-8") as f:
+    with open(out.parent / f"{out.name}-truth.jsonl", "w", encoding="utf-8") as f:
         for t in truth:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
-    print(f"wrote {len(truth)} files to {out}")
+    print(f"wrote {len(truth)} files to {out} and their source text beside it")
 
 
 def main() -> None:
@@ -424,7 +426,7 @@ def main() -> None:
     if args.bench:
         bench_set(args.out or ROOT / "bench" / "out" / "formats", args.bench)
     else:
-        fixtures(args.out or HERE)
+        fixtures(args.out or HERE / "files")
 
 
 if __name__ == "__main__":
