@@ -61,6 +61,7 @@ HEADING_WORDS = 16    # a heading has at most this many words
 
 _HYPHENS = "\u2010\u00ad\u2011"   # typesetter's hyphen, soft hyphen, non-breaking hyphen
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi", re.I)
+_MONO = re.compile(r"mono|courier|consol|code|typewriter|cmtt|menlo", re.I)
 _NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.|[IVXLC]+\.)\s+\S")
 _SENTENCE_END = re.compile(r"[.,;:!?]$")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?#+(?:\s*(?:of|/)\s*#+)?$"
@@ -82,6 +83,7 @@ class _Seg:
     size: float
     bold: bool
     first_char: int
+    mono: bool = False
 
 
 @dataclass
@@ -95,6 +97,7 @@ class _Line:
     size: float
     bold: bool
     cells: int
+    mono: bool = False       # set in a monospaced font: code, kept line by line
     pitch: float = 0.0       # baseline distance to the line before it in the same flow
     para: bool = False       # starts a paragraph
 
@@ -161,6 +164,7 @@ def _mark_bold(raw: Any, textpage: Any, segs: list[_Seg]) -> None:
         raw.FPDFText_GetFontInfo(textpage, s.first_char, buf, 256, ctypes.byref(flags))
         name = buf.value.decode("latin-1", "replace").split("+")[-1]
         s.bold = weight >= 600 or bool(_BOLD.search(name))
+        s.mono = bool(_MONO.search(name))
 
 
 # ------------------------------------------------------------------------- reading order
@@ -206,11 +210,20 @@ def _rows(segs: list[_Seg], page: int) -> list[_Line]:
     out = []
     for row in rows:
         row.sort(key=lambda s: s.x0)
-        text = " | ".join("".join(s.text).strip() for s in row)
+        text = _utf16(" | ".join("".join(s.text).strip() for s in row))
         main = max(row, key=lambda s: len(s.text))
         out.append(_Line(text, page, max(s.top for s in row), min(s.bottom for s in row),
-                         main.size, all(s.bold for s in row), len(row)))
+                         main.size, all(s.bold for s in row), len(row),
+                         all(s.mono for s in row)))
     return out
+
+
+def _utf16(text: str) -> str:
+    """PDFium gives characters beyond the BMP as UTF-16 surrogate pairs: join them; a lone
+    surrogate (a broken font map) becomes U+FFFD."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _order(segs: list[_Seg], x: float | None, page: int) -> list[list[_Line]]:
@@ -278,8 +291,10 @@ def _paragraphs(lines: list[_Line]) -> None:
 def _join(lines: list[_Line], vocab: set[str]) -> str:
     """Lines -> text: paragraphs reflowed (hyphenated breaks joined), rows on their lines."""
     out: list[str] = []
+    prev_mono = False
     for ln in lines:
         text = ln.text
+        was_mono, prev_mono = prev_mono, ln.mono
         if not out or ln.para:
             if out:
                 out.append("\n" if (ln.cells > 1 and out and _last_cells(out)) else "\n\n")
@@ -288,6 +303,8 @@ def _join(lines: list[_Line], vocab: set[str]) -> str:
         prev = out[-1]
         if prev and prev[-1] in _HYPHENS and text[:1].isalpha():
             out[-1] = prev[:-1] + text
+        elif ln.mono and was_mono:
+            out[-1] = prev + "\n" + text  # code keeps its lines
         elif prev.endswith("-") and text[:1].islower() and prev[-2:-1].isalpha():
             head = _WORD.findall(prev)[-1] if _WORD.findall(prev) else ""
             tail = _WORD.match(text)
@@ -447,9 +464,10 @@ def _layout_headings(lines: list[_Line], title: str) -> list[tuple[int, int, str
         n = len(ln.text.split())
         if ln.cells > 1 or not ln.para or n == 0 or n > HEADING_WORDS:
             return False
-        if not any(c.isalpha() for c in ln.text) or _SENTENCE_END.search(ln.text) and \
-                not _NUMBERED.match(ln.text):
+        if _SENTENCE_END.search(ln.text) and not _NUMBERED.match(ln.text):
             return False
+        if not any(c.isalpha() for c in ln.text):  # '3 1.7': only when set larger
+            return ln.size >= body * HEADING_SIZE and bool(_NUMBERED.match(ln.text))
         return ln.size >= body * HEADING_SIZE or (ln.bold and ln.size >= body * 0.95)
 
     out: list[tuple[int, int, str]] = []

@@ -273,7 +273,7 @@ def make_epub(docs: list[tuple[Document, list]], title: str, out: Path, version:
                 if kind == "pre":
                     md.append("```\n" + t + "\n```\n")
                 else:
-                    md.append(t.replace("*", "\\*").replace("_", "\\_").replace("`", "\\`")
+                    md.append(t.replace("$", "\\$").replace("*", "\\*").replace("_", "\\_").replace("`", "\\`")
                               .replace("<", "\\<").replace("[", "\\[") + "\n")
                 text.append(t)
     src = out.with_suffix(".md")
