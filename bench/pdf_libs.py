@@ -45,9 +45,8 @@ def pdfium_text(path: Path) -> tuple[str, int]:
 
 
 def pdftext_text(path: Path) -> tuple[str, int]:
-    from pdftext.extraction import plain_text_output
-
     import pypdfium2 as pdfium
+    from pdftext.extraction import plain_text_output
 
     n = len(pdfium.PdfDocument(str(path)))
     return plain_text_output(str(path), sort=True, hyphens=False), n
@@ -68,9 +67,8 @@ def plumber_text(path: Path) -> tuple[str, int]:
 
 
 def pdfminer_text(path: Path) -> tuple[str, int]:
-    from pdfminer.high_level import extract_text
-
     import pypdfium2 as pdfium
+    from pdfminer.high_level import extract_text
 
     n = len(pdfium.PdfDocument(str(path)))
     return extract_text(str(path)), n

@@ -273,8 +273,8 @@ def make_epub(docs: list[tuple[Document, list]], title: str, out: Path, version:
                 if kind == "pre":
                     md.append("```\n" + t + "\n```\n")
                 else:
-                    md.append(t.replace("$", "\\$").replace("*", "\\*").replace("_", "\\_").replace("`", "\\`")
-                              .replace("<", "\\<").replace("[", "\\[") + "\n")
+                    # Markdown would read these as emphasis, code, HTML, links or TeX math.
+                    md.append("".join("\\" + c if c in "$*_`<[" else c for c in t) + "\n")
                 text.append(t)
     src = out.with_suffix(".md")
     src.write_text("\n".join(md), encoding="utf-8")
