@@ -102,6 +102,7 @@ class SourceStats:
     documents: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)  # e.g. 'x.pdf: 2 pages have no text'
+    workers: int = 0           # processes that parsed PDF/DOCX/EPUB files (0: this one)
     started: float = field(default_factory=time.perf_counter)
 
     def summary(self) -> str:
@@ -129,6 +130,7 @@ class Sources:
         from ..build import _can_fork
 
         pool = _parse_pool(workers) if workers and heavy >= 2 and _can_fork() else None
+        self.stats.workers = workers if pool is not None else 0
         window = 4 * workers
         pending: deque = deque()
         try:
