@@ -256,14 +256,16 @@ def _mask(text: str) -> str:
 
 def _drop_running(pages: list[_Page]) -> None:
     """Drop running headers/footers and page numbers (module docstring, step 3)."""
-    counts: Counter[str] = Counter()
+    # Keyed by text and size: a title on page 1 set large is not the running head that
+    # repeats its words small on the pages after it.
+    counts: Counter[tuple[str, int]] = Counter()
     for p in pages:
-        keys = {_mask(ln.text) for ln in p.lines if _in_margin(ln, p)}
-        counts.update(keys)
+        counts.update({(_mask(ln.text), round(ln.size)) for ln in p.lines if _in_margin(ln, p)})
     enough = max(2, (len([p for p in pages if p.has_text]) + 1) // 2)
     for p in pages:
         p.lines = [ln for ln in p.lines if not _in_margin(ln, p) or (
-            counts[_mask(ln.text)] < enough and not _PAGE_NUMBER.match(_mask(ln.text)))]
+            counts[_mask(ln.text), round(ln.size)] < enough
+            and not _PAGE_NUMBER.match(_mask(ln.text)))]
 
 
 def _in_margin(line: _Line, page: _Page) -> bool:
