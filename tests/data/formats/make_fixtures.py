@@ -318,7 +318,8 @@ def fixtures(out: Path) -> None:
         by = ["by " + " and ".join(doc.authors), f"Created {_long_date(doc.date)}"]
         page, shown = html_page(doc, secs, metadata=False, numbered=True, table=rows,
                                 byline=by)
-        write_pdf(page, CSS % {"header": "PEP 257"} + TWO_COLUMNS + NO_OUTLINE,
+        # The running head repeats the title, small: it must not take the title away.
+        write_pdf(page, CSS % {"header": doc.title} + TWO_COLUMNS + NO_OUTLINE,
                   out / "pep-two-column.pdf", tmp)
         truth.append({"file": "pep-two-column.pdf", "kind": "pdf", "columns": 2,
                       "outline": False, "title": doc.title, "headings": shown,
