@@ -67,13 +67,22 @@ class Card:
         p = self.pages[i] if i < len(self.pages) else None
         return f"{self.headings[i]} ({format_pages(p)})" if p else self.headings[i]
 
-    def _snippet_label(self) -> str:
+    def heading_labels(self) -> list[str]:
+        """The headings as shown: each with its page range when it has one."""
+        return [self._heading_label(i) for i in range(len(self.headings))]
+
+    def snippet_pages(self) -> str:
+        """The snippet's section's page range, ``'p. 4–6'``, or ``''``."""
         name = self.snippet_section or ""
-        if name in self.headings:
-            p = self.pages[self.headings.index(name)] if self.pages else None
-            if p:
-                return f"{name}, {format_pages(p)}"
-        return name
+        if name in self.headings and self.pages:
+            i = self.headings.index(name)
+            return format_pages(self.pages[i] if i < len(self.pages) else None)
+        return ""
+
+    def snippet_label(self) -> str:
+        """The snippet's section as shown: with its page range when it has one."""
+        pages = self.snippet_pages()
+        return f"{self.snippet_section or ''}, {pages}" if pages else self.snippet_section or ""
 
     # -- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -111,7 +120,7 @@ class Card:
         if self.infobox_keys:
             lines.append("  infobox: " + ", ".join(self.infobox_keys))
         if self.snippet:
-            lines.append(f"  snippet ({self._snippet_label()}): {self.snippet}")
+            lines.append(f"  snippet ({self.snippet_label()}): {self.snippet}")
         return "\n".join(lines)
 
     # -- rich for the terminal ------------------------------------------------------------------
@@ -134,7 +143,7 @@ class Card:
         if self.infobox_keys:
             rows.append("[bold]infobox[/bold] " + escape(", ".join(self.infobox_keys)))
         if self.snippet:
-            rows.append(f"[bold]{escape(self._snippet_label())}[/bold]: "
+            rows.append(f"[bold]{escape(self.snippet_label())}[/bold]: "
                         f"[italic]{escape(self.snippet)}[/italic]")
         name = escape(self.title or "(untitled)")
         title = f"[bold cyan]{self.rank}.[/bold cyan] [bold]{name}[/bold]"

@@ -6,6 +6,7 @@ ranges from JSON Lines to the collection, cards, fetch and agent citations."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,17 @@ def test_cards_fetch_and_document_show_pages(papers: Path) -> None:
                                               "6 Handling Docstring Indentation | p. 2\u20133")
         outline = coll.fetch("pep-two-column").text
         assert "1 Abstract (" in outline and "tokens, p. 1)" in outline
+        # The human renderings (terminal.py) show them too.
+        from sieve_lite.terminal import card_lines, fetch_renderables, render_text
+
+        card = res.results[0].card
+        shown = render_text(fetch_renderables(f), width=100)
+        assert "6 Handling Docstring Indentation  p. 2\u20133" in shown
+        shown = render_text(fetch_renderables(coll.fetch("pep-two-column")), width=100)
+        assert "4 One-line Docstrings (p. 1\u20132)" in shown
+        lines = "\n".join(t.plain for t in card_lines(card, [("indentation", False)], width=100,
+                                                        boxed=False))
+        assert "(p. 1)" in lines and re.search(r"\w, p\. [0-9\u2013]+: ", lines), lines
         assert coll.document("pep-outline")["sections"][0]["pages"] == [1, 1]
         # A document without pages shows none.
         f = coll.fetch("report", "Abstract")
