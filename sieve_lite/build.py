@@ -182,7 +182,7 @@ def build_collection(
 # ------------------------------------------------------------------------------- preparation
 # A document travels to a worker as a plain tuple (cheaper to pickle than dataclasses):
 #   (rowid, id, title, sections ((heading, text), ...), infobox ((k, v), ...), authors,
-#    date, url, public meta dict)
+#    date, url, public meta dict, page ranges ((section pos, first, last), ...): () when none)
 Raw = tuple  # see above
 
 
@@ -196,7 +196,7 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
     """
     out = []
     cut = []
-    for _rowid, doc_id, title, sections, infobox, authors, date, url, meta in batch:
+    for _rowid, doc_id, title, sections, infobox, authors, date, url, meta, pages in batch:
         title_idx = index_text(title)
         n_words = title_idx.count(" ") + 1 if title_idx else 0
         secs = []
@@ -213,7 +213,7 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
         # hashed here and the main process adds the digests to the collection's hash.
         meta_json = json.dumps(meta, ensure_ascii=False) if meta else None
         digest = document_digest(doc_id, title, sections, infobox, authors, date, url,
-                                 meta_json)
+                                 meta_json, pages)
         shape, passages = passage_words(title_idx, [(h, b) for _p, b, h in secs], ib, au)
         cut.append(passages)
         out.append((title_idx, n_words, secs, ib, au, digest, meta_json, shape,
@@ -256,20 +256,28 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
            on_skip, embedder, workers: int, meter: Meter | None) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
     hasher = ContentHash()
+    if meter is None:
+        meter = getattr(documents, "meter", None)  # sources.Sources measures its bytes
     progress = _progress(meter, quiet)
     task = None
     if progress:
         progress.start()
         task = progress.add_task("indexing", total=None)
 
+    source_stats = getattr(documents, "stats", None)  # sources.Sources counts files, pages
+
     def tick() -> None:
-        if progress:
-            done = f"indexing: {report.documents:,} documents"
-            if meter is not None and meter.total:
-                progress.update(task, completed=meter.done, total=meter.total,
-                                description=done)
-            else:
-                progress.update(task, completed=report.documents, description=done)
+        if not progress:
+            return
+        done = f"indexing: {report.documents:,} documents"
+        if source_stats is not None and source_stats.files_total > 1:
+            pages = f", {source_stats.pages:,} pages" if source_stats.pages else ""
+            done += f" ({source_stats.files_done:,}/{source_stats.files_total:,} files{pages})"
+        if meter is not None and meter.total:
+            progress.update(task, completed=meter.done, total=meter.total, description=done)
+        else:
+            progress.update(task, completed=report.documents, description=done)
+
     stats = {"heading": 0, "infobox": 0, "author": 0, "date": 0, "words": 0}
     biggest = 0  # bytes of the longest section text: readers never unpack more (packing.py)
     timings = report.timings
@@ -344,6 +352,8 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             t0 = time.perf_counter()
             item = next(it, None)
             timings["read"] += time.perf_counter() - t0
+            if source_stats is not None:
+                tick()  # files and pages as they are read
             if item is None:
                 break
             if isinstance(item, DocumentError):
@@ -443,7 +453,8 @@ def raw_tuple(rowid: int, doc: Document) -> Raw:
     # '_where' is the builders' tag (file:line), not the document's own metadata.
     public_meta = {k: v for k, v in meta.items() if k != "_where"} if meta else {}
     return (rowid, doc.id, doc.title, tuple((s.heading, s.text) for s in doc.sections),
-            doc.infobox, doc.authors, doc.date, doc.url, public_meta)
+            doc.infobox, doc.authors, doc.date, doc.url, public_meta,
+            tuple((pos, *s.pages) for pos, s in enumerate(doc.sections) if s.pages))
 
 
 def _largest_section(doc: Document, known: int) -> int:
@@ -464,7 +475,7 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
     first = writer.add(postings)
     for r, p in zip(raw, prepared, strict=True):
         rows.append(prepared_rows(r, p))
-        rowid, _id, _title, sections, infobox, authors, date, _url, _meta = r
+        rowid, _id, _title, sections, infobox, authors, date, _url, _meta, _pages = r
         shape, plens = p[7], p[8]
         passage_rows.append((rowid, first, shape, plens))
         first += len(plens)
@@ -482,11 +493,11 @@ def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
     """The table rows of one document from its ``Raw`` tuple and its ``prepare`` output."""
     from .documents import date_span
 
-    rowid, doc_id, title, sections, infobox, authors, date, url, _meta = raw
+    rowid, doc_id, title, sections, infobox, authors, date, url, _meta, pages = raw
     title_idx, n_words, psecs, ib_idx, au_idx, _digest, meta_json = prepared[:7]
     return document_rows(rowid, doc_id, title, sections, infobox, authors, date,
                          date_span(date) if date else None, url, meta_json, n_words,
-                         title_idx, psecs, ib_idx, au_idx)
+                         title_idx, psecs, ib_idx, au_idx, pages)
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,

@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .bql.ast import Near, Term, expand_fields, positive_words
-from .documents import INFOBOX, INTRO
+from .documents import INFOBOX, INTRO, format_pages
 from .fetch import section_names
 from .store import cards as sql
+from .store import pages as store_pages
 from .store.cards import FTS_TABLES
 from .words import index_text, word_spans
 
@@ -60,18 +61,44 @@ class Card:
     matched_fields: list[str] = field(default_factory=list)
     snippet: str = ""
     snippet_section: str | None = None
+    # The page range of each heading (same order; None where a section has none): PDF sources.
+    pages: list[tuple[int, int] | None] = field(default_factory=list)
+
+    def _heading_label(self, i: int) -> str:
+        p = self.pages[i] if i < len(self.pages) else None
+        return f"{self.headings[i]} ({format_pages(p)})" if p else self.headings[i]
+
+    def heading_labels(self) -> list[str]:
+        """The headings as shown: each with its page range when it has one."""
+        return [self._heading_label(i) for i in range(len(self.headings))]
+
+    def snippet_pages(self) -> str:
+        """The snippet's section's page range, ``'p. 4–6'``, or ``''``."""
+        name = self.snippet_section or ""
+        if name in self.headings and self.pages:
+            i = self.headings.index(name)
+            return format_pages(self.pages[i] if i < len(self.pages) else None)
+        return ""
+
+    def snippet_label(self) -> str:
+        """The snippet's section as shown: with its page range when it has one."""
+        pages = self.snippet_pages()
+        return f"{self.snippet_section or ''}, {pages}" if pages else self.snippet_section or ""
 
     # -- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "id": self.id, "title": self.title,
+        out = {"rank": self.rank, "id": self.id, "title": self.title,
                 "score": round(self.score, 6), "headings": self.headings,
                 "infobox_keys": self.infobox_keys, "date": self.date, "authors": self.authors,
                 "url": self.url, "matched_fields": self.matched_fields,
                 "snippet": self.snippet, "snippet_section": self.snippet_section}
+        if any(self.pages):  # only collections with page ranges carry the key
+            out["pages"] = [list(p) if p else None for p in self.pages]
+        return out
 
     # -- compact text for the agent -----------------------------------------------------------
     def _headings_line(self, limit: int) -> str:
-        shown = self.headings[:limit]
+        shown = [self._heading_label(i) for i in range(min(limit, len(self.headings)))]
         line = " | ".join(shown)
         rest = len(self.headings) - len(shown)
         if rest > 0:
@@ -94,7 +121,7 @@ class Card:
         if self.infobox_keys:
             lines.append("  infobox: " + ", ".join(self.infobox_keys))
         if self.snippet:
-            lines.append(f"  snippet ({self.snippet_section}): {self.snippet}")
+            lines.append(f"  snippet ({self.snippet_label()}): {self.snippet}")
         return "\n".join(lines)
 
     # -- rich for the terminal ------------------------------------------------------------------
@@ -118,7 +145,7 @@ class Card:
         if self.infobox_keys:
             rows.append("[bold]infobox[/bold] " + escape(", ".join(self.infobox_keys)))
         if self.snippet:
-            rows.append(f"[bold]{escape(self.snippet_section or '')}[/bold]: "
+            rows.append(f"[bold]{escape(self.snippet_label())}[/bold]: "
                         f"[italic]{escape(self.snippet)}[/italic]")
         name = escape(self.title or "(untitled)")
         title = f"[bold cyan]{self.rank}.[/bold cyan] [bold]{name}[/bold]"
@@ -338,7 +365,9 @@ def build_card(coll: Any, rank: int, rowid: int, score: float,
     snippet_words = body_words(atoms, coll.text_fields) or words
     text, section = snippet(_snippet_source(coll, rowid, names, infobox, authors,
                                             snippet_words), snippet_words)
-    return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
+    by_pos = store_pages.of_document(conn, rowid)
+    pages = [by_pos.get(i) for i in range(len(names))] if by_pos else []
+    return Card(rank=rank, id=doc_id, title=title, score=score, headings=names, pages=pages,
                 infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
                 authors=authors, url=url,
                 matched_fields=_attribute(coll, rowid, atoms, words, title, headings, infobox,

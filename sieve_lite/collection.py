@@ -149,6 +149,8 @@ class Collection:
         limit = self.meta.max_section_bytes
         out: dict[str, Any] = {"id": did, "title": title, "sections": [
             {"heading": h, "text": unpack(t, limit)} for h, t in reads.sections(self.conn, rowid)]}
+        for pos, pages in store.pages.of_document(self.conn, rowid).items():
+            out["sections"][pos]["pages"] = list(pages)
         ib = [[k, v] for k, v in reads.infobox(self.conn, rowid)]
         if ib:
             out["infobox"] = ib

@@ -15,6 +15,7 @@ from .errors import DocumentError
 
 INTRO = "(intro)"
 INFOBOX = "infobox"
+MAX_PAGE = 1_000_000  # a page number above this is a mistake, not a long book
 
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
@@ -49,6 +50,36 @@ def date_span(value: str) -> tuple[int, int]:
 class Section:
     heading: str
     text: str
+    # The inclusive range of 1-based physical pages the section spans (PDF), or None.
+    pages: tuple[int, int] | None = None
+
+
+def _page_range(value: Any) -> tuple[int, int] | None:
+    """``[4, 6]`` (or a single page ``5``) -> (first, last); None when it is not one."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value, value]
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or \
+            not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    first, last = value
+    if not 1 <= first <= last or last > MAX_PAGE:
+        return None
+    return first, last
+
+
+def _section_dict(s: Section) -> dict[str, Any]:
+    out: dict[str, Any] = {"heading": s.heading, "text": s.text}
+    if s.pages is not None:
+        out["pages"] = list(s.pages)
+    return out
+
+
+def format_pages(pages: tuple[int, int] | None) -> str:
+    """``(4, 6)`` -> ``'p. 4–6'``, ``(5, 5)`` -> ``'p. 5'``, None -> ``''``."""
+    if not pages:
+        return ""
+    first, last = pages
+    return f"p. {first}" if first == last else f"p. {first}\u2013{last}"
 
 
 @dataclass(frozen=True)
@@ -71,7 +102,7 @@ class Document:
         out: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
-            "sections": [{"heading": s.heading, "text": s.text} for s in self.sections],
+            "sections": [_section_dict(s) for s in self.sections],
         }
         if self.infobox:
             out["infobox"] = [[k, v] for k, v in self.infobox]
@@ -119,7 +150,14 @@ class Document:
                         or not isinstance(s.get("text", ""), str):
                     raise bad(f"document {doc_id!r}: section {i} must be "
                               "{\"heading\": string, \"text\": string}")
-                sections.append(Section(s["heading"], s.get("text", "")))
+                pages = s.get("pages")
+                if pages is not None:
+                    pages = _page_range(pages)
+                    if pages is None:
+                        raise bad(f"document {doc_id!r}: section {i} has 'pages' "
+                                  f"{s['pages']!r}; give [first, last] page numbers "
+                                  "(whole numbers from 1, first <= last)")
+                sections.append(Section(s["heading"], s.get("text", ""), pages))
             if "text" in obj and obj["text"]:
                 raise bad(f"document {doc_id!r} has both 'sections' and 'text'; give one")
         elif "text" in obj:

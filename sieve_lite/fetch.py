@@ -29,8 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .documents import INFOBOX, INTRO
+from .documents import INFOBOX, INTRO, format_pages
 from .errors import SectionError
+from .store import pages as store_pages
 from .store import reads
 from .store.packing import MAX_SECTION_BYTES, unpack
 from .words import word_spans, words
@@ -46,6 +47,7 @@ class OutlineEntry:
     name: str
     tokens: int
     first_words: str
+    pages: tuple[int, int] | None = None  # the section's page range (PDF sources)
 
 
 @dataclass
@@ -62,17 +64,23 @@ class FetchResult:
     note: str = ""
     sections: list[str] = field(default_factory=list)  # the document's section names
     outline: list[OutlineEntry] = field(default_factory=list)  # filled for the outline only
+    pages: tuple[int, int] | None = None  # the section's page range (PDF sources)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "section": self.section, "text": self.text,
-                "tokens": self.tokens, "total_tokens": self.total_tokens,
-                "truncated": self.truncated, "note": self.note or None,
-                "sections": self.sections}
+        out = {"id": self.id, "title": self.title, "section": self.section, "text": self.text,
+               "tokens": self.tokens, "total_tokens": self.total_tokens,
+               "truncated": self.truncated, "note": self.note or None,
+               "sections": self.sections}
+        if self.pages:  # only sections with a page range carry the key
+            out["pages"] = list(self.pages)
+        return out
 
     def render(self) -> str:
         """Plain text for an agent or a terminal: a header line, the text, the note."""
         head = f"{self.id} | {self.title}"
         head += f" | {self.section}" if self.section else " | sections"
+        if self.pages:
+            head += f" | {format_pages(self.pages)}"
         parts = [head, "", self.text]
         if self.note:
             parts += ["", f"[{self.note}]"]
@@ -201,12 +209,14 @@ def fetch(coll: Any, doc: str | int, section: str | None = None,
     names = section_names([h for h, _ in secs])
     infobox = reads.infobox(coll.conn, rowid)
     limit = _unpack_limit(coll)
+    pages = store_pages.of_document(coll.conn, rowid)
     if section is None:
         outline = []
-        for n, (_, stored) in zip(names, secs, strict=True):
+        for i, (n, (_, stored)) in enumerate(zip(names, secs, strict=True)):
             t = unpack(stored, limit)  # one section at a time
-            outline.append(OutlineEntry(n, count_tokens(t), first_words(t)))
-        lines = [f"{e.name} ({e.tokens} tokens)" for e in outline]
+            outline.append(OutlineEntry(n, count_tokens(t), first_words(t), pages.get(i)))
+        lines = [f"{e.name} ({e.tokens} tokens"
+                 + (f", {format_pages(e.pages)})" if e.pages else ")") for e in outline]
         if infobox:
             lines.append(f"{INFOBOX} ({len(infobox)} entries)")
             entries = "; ".join(f"{k}: {v}" for k, v in infobox)
@@ -226,7 +236,8 @@ def fetch(coll: Any, doc: str | int, section: str | None = None,
     if kept < total:
         note = (f"cut at {kept:,} of {total:,} tokens (BQL words); {total - kept:,} tokens "
                 "of this section are not shown")
-    return FetchResult(doc_id, title, name, text, kept, total, kept < total, note, names)
+    return FetchResult(doc_id, title, name, text, kept, total, kept < total, note, names,
+                       pages=pages.get(i) if i >= 0 else None)
 
 
 def _unpack_limit(coll: Any) -> int:

@@ -42,7 +42,7 @@ from rich.text import Text
 
 from .cards import Card
 from .display import clean
-from .documents import INFOBOX
+from .documents import INFOBOX, format_pages
 from .fetch import FetchResult
 from .words import word_spans
 from .words import words as bql_words
@@ -133,7 +133,10 @@ def card_from_dict(d: dict[str, Any]) -> Card:
             and all(isinstance(x, str) for x in texts)
             and all(isinstance(x, str) for x in (card.date, card.snippet_section) if x)
             and all(isinstance(x, list) and all(isinstance(y, str) for y in x)
-                    for x in lists)):
+                    for x in lists)
+            and isinstance(card.pages, list) and all(
+                p is None or (isinstance(p, (list, tuple)) and len(p) == 2
+                              and all(isinstance(n, int) for n in p)) for p in card.pages)):
         raise ValueError("not a card: a field has the wrong type")
     return card
 
@@ -224,6 +227,8 @@ def _snippet_text(card: Card, match: WordMatch, width: int) -> Text:
         name = highlight(one_line(card.snippet_section), match, "bold")
         name.truncate(max(12, width // 2), overflow="ellipsis")  # leave the room to the words
         text.append_text(name)
+        if card.snippet_pages():
+            text.append(f", {card.snippet_pages()}", "bold")
         text.append(": ")
     text.append_text(highlight(body, match))
     return text
@@ -257,7 +262,7 @@ def _body(card: Card, match: WordMatch, width: int, room: int) -> list[Text]:
     """The card's content lines: meta, headings, snippet (wrapped into what room is left)."""
     lines = [_meta_line(card, match, width)]
     if card.headings:
-        lines.append(headings_line(card.headings, match, width))
+        lines.append(headings_line(card.heading_labels(), match, width))
     if card.snippet and room - len(lines) > 0:
         lines += _wrap(_snippet_text(card, match, width), width, room - len(lines))
     return lines
@@ -520,14 +525,16 @@ def outline_table(res: FetchResult, words: Words = (), boxed: bool = True,
     match = WordMatch(words)
     table = Table(box=rich_box.SIMPLE_HEAD if boxed else None, expand=True, pad_edge=False,
                   show_edge=False, header_style="bold")
-    longest = max((cell_len(one_line(e.name)) for e in res.outline), default=8)
+    names = [one_line(e.name) + (f" ({format_pages(e.pages)})" if e.pages else "")
+             for e in res.outline]
+    longest = max((cell_len(n) for n in names), default=8)
     # Headings get the room they need up to 40% of the line; the first words take the rest.
     cap = max(12, width * 2 // 5)
     table.add_column("section", overflow="fold", min_width=min(longest, cap), max_width=cap)
     table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("begins", ratio=1, no_wrap=True, overflow="ellipsis", style="dim")
-    for entry in res.outline:
-        table.add_row(highlight(one_line(entry.name), match), f"{entry.tokens:,}",
+    for name, entry in zip(names, res.outline, strict=True):
+        table.add_row(highlight(name, match), f"{entry.tokens:,}",
                       highlight(_ellipsis(one_line(entry.first_words)), match))
     return table
 
@@ -544,6 +551,8 @@ def fetch_header(res: FetchResult) -> Text:
             head.append(" and the infobox", "bold cyan")
     else:
         head.append(one_line(res.section), "bold cyan")
+        if res.pages:
+            head.append(f"  {format_pages(res.pages)}", "cyan")
         head.append(f"  {res.tokens:,} tokens", DIM)
     return head
 

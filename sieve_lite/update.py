@@ -142,7 +142,9 @@ def _stored(conn: apsw.Connection, rowid: int, limit: int, with_vector: bool) ->
     """A stored document re-made as it was prepared when written (its rows, passages and
     digest come out the same: the values to take out)."""
     *fields, meta_json = store.reads.stored_fields(conn, rowid, limit)
-    raw = (rowid, *fields, json.loads(meta_json) if meta_json else {})
+    pages = tuple((pos, first, last)
+                  for pos, (first, last) in sorted(store.pages.of_document(conn, rowid).items()))
+    raw = (rowid, *fields, json.loads(meta_json) if meta_json else {}, pages)
     prepared, _postings = prepare([raw])
     p = prepared[0]
     _shape, words = ps.passage_words(p[0], [(h, b) for _p, b, h in p[2]], p[3], p[4])

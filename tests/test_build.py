@@ -304,7 +304,7 @@ def test_info_json(examples_db: Path) -> None:
     assert info["documents"] == 67 and info["sections"] == 1242
     assert info["fields"] == ["title", "section", "body", "infobox", "author", "date", "tiab",
                               "all"]
-    assert info["schema_version"] == 2
+    assert info["schema_version"] == sieve_lite.store.SCHEMA_VERSION
     assert info["tokenizer"].startswith("sieve-words-v1")
     assert info["embed_model"] is None and info["embed_dim"] is None
     assert info["avg_words"] > 100

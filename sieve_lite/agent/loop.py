@@ -155,6 +155,7 @@ class Agent:
         # (doc, section) -> step it was read at: everything read in this episode, trimmed or
         # not, is citable; only what is still visible counts for repeat detection.
         self.read: dict[tuple[str, str], int] = {}
+        self.read_pages: dict[tuple[str, str], str] = {}  # (doc, section) -> 'p. 4–6'
         self.done: dict[tuple[str, ...], int] = {}  # call key -> step (repeat detection)
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
@@ -265,12 +266,15 @@ class Agent:
             return f"{head}\n{text}", {"stub": f"[outline of {res.doc}, step {step.index}]",
                                        "read_key": (res.doc, OUTLINE)}
         self.read[(res.doc, name)] = step.index
+        if res.pages:
+            self.read_pages[(res.doc, name)] = res.pages
         note = ""
         if cut:
             note = f" [cut at {self._read_cap()} tokens: the rest is not shown]"
         elif res.truncated:
             note = " [cut by the engine at 12,000 tokens]"
-        head = f"{res.doc} | {name} ({res.title}), {tokens} tokens{note}:"
+        where = f", {res.pages}" if res.pages else ""
+        head = f"{res.doc} | {name} ({res.title}{where}), {tokens} tokens{note}:"
         stub = (f"[{res.doc} | {name}: {tokens} tokens read at step {step.index}, "
                 f"removed to save context; fetch it again if you need it]")
         return f"{head}\n{text}", {"stub": stub, "read_key": (res.doc, name)}
@@ -346,7 +350,7 @@ class Agent:
             norm = " ".join(c.section.split()).casefold()
             for d, s in self.read:
                 if d == doc and (s == c.section or " ".join(s.split()).casefold() == norm):
-                    hit = Citation(d, s)
+                    hit = Citation(d, s, self.read_pages.get((d, s), ""))
                     break
             if hit is None:
                 bad.append(c)

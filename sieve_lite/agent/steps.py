@@ -17,9 +17,14 @@ class Citation:
 
     doc: str
     section: str
+    pages: str = ""  # where in the source, e.g. 'p. 4–6' (PDF sources; filled by the loop)
 
     def label(self) -> str:
         return f"{self.doc} | {self.section}"
+
+    def where(self) -> str:
+        """The label with the page range when there is one (for people, not the grammar)."""
+        return f"{self.label()} ({self.pages})" if self.pages else self.label()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..documents import format_pages
 from ..errors import QueryError, SectionError
 from ..words import words
 
@@ -62,6 +63,7 @@ class ReadOutcome:
     section: str
     text: str
     truncated: bool = False   # cut by the engine (its 12,000-token cap)
+    pages: str = ""           # the section's page range, 'p. 4–6' (PDF sources)
 
 
 class Tools(Protocol):
@@ -208,7 +210,8 @@ class CollectionTools:
         return ReadOutcome(doc=str(_attr(res, "id", doc_id) or doc_id),
                            title=str(_attr(res, "title", "") or ""),
                            section=str(_attr(res, "section", section) or section or ""),
-                           text=str(text), truncated=bool(_attr(res, "truncated", False)))
+                           text=str(text), truncated=bool(_attr(res, "truncated", False)),
+                           pages=format_pages(_attr(res, "pages", None)))
 
     def _visit(self, doc_id: str) -> ReadOutcome:
         """The whole document as one text (the loop applies the token cap)."""

@@ -178,8 +178,9 @@ class LiveView:
         cites = e.get("citations") or []
         body = f"[bold]{escape(e.get('answer', ''))}[/bold]"
         if cites:
-            body += "\n" + "\n".join(f"  [dim]cites[/dim] {escape(c['doc'])} | "
-                                     f"{escape(c['section'])}" for c in cites)
+            body += "\n" + "\n".join(
+                f"  [dim]cites[/dim] {escape(c['doc'])} | {escape(c['section'])}"
+                + (f" ({escape(c['pages'])})" if c.get("pages") else "") for c in cites)
         else:
             body += "\n  [dim](no citation)[/dim]"
         forced = " (forced)" if acc.get("forced") else ""

@@ -99,7 +99,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
         elif quiet:
             click.echo(episode.answer)
             for c in episode.citations:
-                click.echo(f"  cites {c.doc} | {c.section}")
+                click.echo(f"  cites {c.where()}")
         else:
             # The live view (stderr) already framed the answer; stdout gets it plainly too,
             # so that `sieve-lite ask ... > answer.txt` works.

@@ -44,21 +44,26 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
     """Build a collection file from SOURCES (files or folders). Bad records are skipped and
     reported (the first few, then a count); with --strict the first one stops the build."""
     from ..build import SKIPS_KEPT, build_collection
-    from ..sources import Meter, iter_documents
+    from ..display import clean
+    from ..sources import Meter, read_sources
 
     on_skip = SkipPrinter(quiet, SKIPS_KEPT)
 
     label = ", ".join(str(s) for s in sources)
     manifest = {k: v for k, v in (("name", name), ("description", description),
                                   ("version", version), ("license", license_)) if v}
-    meter = Meter()
-    report = build_collection(iter_documents(list(sources), fmt, meter), out,
-                              embed=not no_embed, embed_model=embed_model, strict=strict,
-                              quiet=quiet, on_skip=on_skip, source_label=f"{fmt}: {label}",
-                              force=force, inputs=sources, manifest=manifest, meter=meter)
+    docs = read_sources(list(sources), fmt, meter=Meter())
+    report = build_collection(docs, out, embed=not no_embed, embed_model=embed_model,
+                              strict=strict, quiet=quiet, on_skip=on_skip,
+                              source_label=f"{fmt}: {label}", force=force, inputs=sources,
+                              manifest=manifest, meter=docs.meter)
     if quiet:
         return
     on_skip.finish(report.skipped_count)
+    for note in docs.stats.notes:
+        click.echo(f"note: {clean(note)}", err=True)
+    pages = f"; {docs.stats.pages:,} PDF pages" if docs.stats.pages else ""
+    click.echo(f"read {docs.stats.files_done:,} files: {docs.stats.summary()}{pages}", err=True)
     click.echo(f"built {report.path}: {report.documents:,} documents, {report.sections:,} "
                f"sections, {report.skipped_count:,} skipped, "
                f"{'with' if report.embedded else 'without'} embeddings, "

@@ -35,10 +35,15 @@ STATE_HEX = LANES * 4  # hex digits of a state: 1024 lanes of 2 bytes
 
 def document_digest(doc_id: str, title: str, sections: Sequence[tuple[str, str]],
                     infobox: Sequence[tuple[str, str]], authors: Sequence[str],
-                    date: str | None, url: str | None, meta_json: str | None) -> bytes:
-    """The SHA-256 of one document in the fixed framing (``meta_json`` as stored)."""
-    framed = json.dumps([doc_id, title, sections, infobox, authors, date, url],
-                        ensure_ascii=False)
+                    date: str | None, url: str | None, meta_json: str | None,
+                    pages: Sequence[tuple[int, int, int]] = ()) -> bytes:
+    """The SHA-256 of one document in the fixed framing (``meta_json`` as stored; the page
+    ranges of its sections, (pos, first, last), framed only when it has some, so documents
+    without pages hash as before)."""
+    fields: list = [doc_id, title, sections, infobox, authors, date, url]
+    if pages:
+        fields.append([list(p) for p in pages])
+    framed = json.dumps(fields, ensure_ascii=False)
     return hashlib.sha256(f"{framed}\n{meta_json or ''}".encode()).digest()
 
 

@@ -28,6 +28,6 @@ def doc_sql(column: str = "rowid") -> str:
 
 # Tables whose rowids follow the layout (one row per field value) and tables with one row per
 # document (rowid = document rowid). The open-time range check reads both lists.
-VALUE_TABLES = ("sections", "infobox", "authors",
+VALUE_TABLES = ("sections", "infobox", "authors", "section_pages",
                 "fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
 DOC_TABLES = ("documents", "fts_doc", "passages")

@@ -1,6 +1,7 @@
 """Schema creation, versioning and migrations of collection files.
 
-Migrations are modules named ``mNNN_<what>.py`` in ``store/migrations``, applied in order;
+Migrations are modules named ``mNNN_<what>.py`` in ``store/migrations``, applied in numeric
+order (a gap in the numbering is allowed: two changes may be developed at once);
 ``PRAGMA user_version`` holds the number of the last one applied. A file whose version differs
 from ``SCHEMA_VERSION`` is refused with a message that says how to fix it.
 """

@@ -39,6 +39,7 @@ class DocumentRows:
     fts: dict[str, list[tuple[int, str]]] = field(
         default_factory=lambda: {t: [] for t in FTS_VALUE_TABLES})
     fts_doc: tuple = ()
+    pages: list[tuple[int, int, int]] = field(default_factory=list)  # section_pages rows
 
 
 def document_rows(rowid: int, doc_id: str, title: str, sections: Sequence[tuple[str, str]],
@@ -46,9 +47,11 @@ def document_rows(rowid: int, doc_id: str, title: str, sections: Sequence[tuple[
                   date: str | None, date_span: tuple[int, int] | None, url: str | None,
                   meta_json: str | None, n_words: int, title_idx: str,
                   packed_sections: Sequence[tuple[Any, str, str]], infobox_idx: Sequence[str],
-                  author_idx: Sequence[str]) -> DocumentRows:
+                  author_idx: Sequence[str],
+                  pages: Sequence[tuple[int, int, int]] = ()) -> DocumentRows:
     """The rows of a document at ``rowid``; ``packed_sections`` are (stored text, indexed
-    text, indexed heading) per section, the ``*_idx`` values the indexed forms."""
+    text, indexed heading) per section, the ``*_idx`` values the indexed forms, ``pages``
+    (section pos, first page, last page) for the sections that have a page range."""
     base = value_rowid(rowid, 0)
     out = DocumentRows(rowid, (rowid, doc_id, title, date, date_span[0] if date_span else None,
                                date_span[1] if date_span else None, url, meta_json, n_words))
@@ -71,6 +74,7 @@ def document_rows(rowid: int, doc_id: str, title: str, sections: Sequence[tuple[
         out.authors.append((base | i, rowid, i, a))
         if idx:
             out.fts["fts_author"].append((base | i, idx))
+    out.pages = [(base | pos, first, last) for pos, first, last in pages]
     # The document-level row of fts_doc: every value of a field joined (no positions are kept
     # there, so joining cannot create a phrase across two values).
     out.fts_doc = (rowid, title_idx, " ".join(h for _p, _b, h in packed_sections if h),
@@ -97,6 +101,10 @@ def insert_rows(conn: apsw.Connection, batch: Iterable[DocumentRows]) -> None:
             conn.executemany(f"INSERT INTO {table}(rowid, v) VALUES (?, ?)", rows)
     conn.executemany("INSERT INTO fts_doc(rowid, title, section, body, infobox, author) "
                      "VALUES (?, ?, ?, ?, ?, ?)", [d.fts_doc for d in batch])
+    pages = [r for d in batch for r in d.pages]
+    if pages:
+        conn.executemany("INSERT INTO section_pages(rowid, first, last) VALUES (?, ?, ?)",
+                         pages)
 
 
 def delete_rows(conn: apsw.Connection, rows: DocumentRows) -> None:
@@ -108,7 +116,7 @@ def delete_rows(conn: apsw.Connection, rows: DocumentRows) -> None:
     conn.execute("INSERT INTO fts_doc(fts_doc, rowid, title, section, body, infobox, author) "
                  "VALUES ('delete', ?, ?, ?, ?, ?, ?)", rows.fts_doc)
     span = doc_span(rows.rowid)
-    for table in ("sections", "infobox", "authors"):
+    for table in ("sections", "infobox", "authors", "section_pages"):
         conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", span)
     conn.execute("DELETE FROM documents WHERE rowid = ?", (rows.rowid,))
 
