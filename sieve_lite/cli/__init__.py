@@ -1,8 +1,8 @@
 """The command line: each command parses options, calls one library function, and renders.
 
 One package, one module per command group (``collection``: build, info; ``search``: search,
-fetch; ``ask``: the agent). Command modules import ``_common`` only; this module imports them
-and registers each command in ``COMMANDS``, the one place commands are added. The library never
+fetch; ``ask``: the agent; ``eval``: the evaluation). Command modules import ``_common`` only;
+this module imports them and registers each command in ``COMMANDS``, the one place commands are added. The library never
 imports this package.
 
 Typed errors become one line on stderr and an exit code here, in ``main``, and nowhere else.
@@ -20,6 +20,7 @@ import click
 from ..errors import SieveError
 from . import ask as _ask
 from . import collection as _collection
+from . import eval as _eval
 from . import search as _search
 from ._common import EXIT_DAMAGED, EXIT_ERROR, EXIT_FOUND, EXIT_NOTHING, print_json
 
@@ -74,6 +75,7 @@ def cli() -> None:
 
 COMMANDS: tuple[click.Command, ...] = (
     _collection.build, _collection.info, _search.search, _search.fetch, _ask.ask,
+    _eval.eval_,
 )
 for _command in COMMANDS:
     cli.add_command(_command)
