@@ -2,8 +2,8 @@
 
 One package, one module per command group (``collection``: build, info; ``search``: search,
 fetch; ``ask``: the agent; ``eval``: the evaluation). Command modules import ``_common`` only;
-this module imports them and registers each command in ``COMMANDS``, the one place commands are added. The library never
-imports this package.
+this module imports them and registers each command in ``COMMANDS``, the one place commands
+are added. The library never imports this package.
 
 Typed errors become one line on stderr and an exit code here, in ``main``, and nowhere else.
 """

@@ -144,7 +144,7 @@ def paired_t(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
     if len(xs) < 2 or len(xs) != len(ys):
         return None
-    diffs = [x - y for x, y in zip(xs, ys)]
+    diffs = [x - y for x, y in zip(xs, ys, strict=True)]
     if all(d == diffs[0] for d in diffs):
         return None
     p = float(ttest_rel(xs, ys).pvalue)

@@ -71,7 +71,7 @@ def _answer_section(coll: Any, doc_id: str, answers: tuple[str, ...]) -> tuple[s
 
     doc = coll.document(doc_id) or {"sections": []}
     names = section_names([s["heading"] for s in doc["sections"]])
-    for name, s in zip(names, doc["sections"]):
+    for name, s in zip(names, doc["sections"], strict=False):
         if contains(s["text"], answers):
             return name, "answer"
     if doc.get("infobox") and contains(" ; ".join(f"{k}: {v}" for k, v in doc["infobox"]),

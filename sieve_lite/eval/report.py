@@ -123,7 +123,8 @@ def _agent_md(a: dict[str, Any]) -> list[str]:
                         [[x["a"], x["b"], _f(x["n"]), _f(x["both"]), _f(x["only_a"]),
                           _f(x["only_b"]), _f(x["neither"]), f"{x['p_value']:.4g}",
                           "–" if t["p_value"] is None else f"{t['p_value']:.4g}"]
-                         for x, t in zip(a["mcnemar"], a["tokens_paired_t"])])
+                         for x, t in zip(a["mcnemar"], a["tokens_paired_t"],
+                                         strict=True)])
     lines += ["### Failure split", "",
               "never retrieved: no gold document in any result; not read: surfaced, never "
               "opened; read, wrong: a gold document was read and the answer is still wrong.",
@@ -196,8 +197,8 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.ticker
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     folder.mkdir(parents=True, exist_ok=True)
     runs = _by(rows, "run")
@@ -216,7 +217,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
         # accuracy (or reach) against tokens
         fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6),
                                  squeeze=False)
-        for ax, run in zip(axes[0], panels):
+        for ax, run in zip(axes[0], panels, strict=True):
             if run == "agent":
                 pts = {m: (x["distinct_tokens_median"], x["accuracy"])
                        for m, x in s["agent"]["modes"].items()}
@@ -245,15 +246,15 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
         # token distributions
         fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6),
                                  squeeze=False)
-        for ax, run in zip(axes[0], panels):
+        for ax, run in zip(axes[0], panels, strict=True):
             rs = runs[run] if run == "agent" else [r for r in runs[run] if r.get("reached")]
             modes = _ordered_modes(runs[run])
             data = [[max(1, r["distinct_tokens"]) for r in rs if r["mode"] == m] for m in modes]
-            keep = [(m, d) for m, d in zip(modes, data) if d]
+            keep = [(m, d) for m, d in zip(modes, data, strict=True) if d]
             if keep:
                 box = ax.boxplot([d for _, d in keep], patch_artist=True)
                 ax.set_xticks(range(1, len(keep) + 1), [m for m, _ in keep], fontsize=8)
-                for patch, (m, _) in zip(box["boxes"], keep):
+                for patch, (m, _) in zip(box["boxes"], keep, strict=True):
                     patch.set_facecolor(COLORS.get(m, "#999999"))
                     patch.set_alpha(0.5)
             ax.set_yscale("log")
@@ -266,7 +267,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
         # failure split (agent) / where the oracle stopped
         fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2),
                                  squeeze=False)
-        for ax, run in zip(axes[0], panels):
+        for ax, run in zip(axes[0], panels, strict=True):
             modes = _ordered_modes(runs[run])
             if run == "agent":
                 cats = list(metrics.FAILURES)
@@ -281,10 +282,10 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
                           for m in modes}
             palette = ["#1b7837", "#d6604d", "#f4a582", "#92c5de"]
             bottoms = [0.0] * len(modes)
-            for cat, color in zip(cats, palette):
+            for cat, color in zip(cats, palette, strict=True):
                 vals = [counts[m].get(cat, 0) / max(1, sum(counts[m].values())) for m in modes]
                 ax.bar(modes, vals, bottom=bottoms, color=color, label=cat)
-                bottoms = [b + v for b, v in zip(bottoms, vals)]
+                bottoms = [b + v for b, v in zip(bottoms, vals, strict=True)]
             ax.set_ylim(0, 1)
             ax.set_ylabel("share of questions")
             ax.set_title(("failure split" if run == "agent" else "oracle outcome")

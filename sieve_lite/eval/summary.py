@@ -158,7 +158,7 @@ def oracle_paired(rows: Sequence[dict[str, Any]], baseline: str = "search-visit"
             base = [tok[baseline][i] for i in common]
             entry["fewer_tokens_than_baseline"] = round(1 - sum(xs) / sum(base), 4) \
                 if sum(base) else None
-            per_q = [1 - x / b for x, b in zip(xs, base) if b]
+            per_q = [1 - x / b for x, b in zip(xs, base, strict=True) if b]
             entry["fewer_tokens_median_per_question"] = round(statistics.median(per_q), 4) \
                 if per_q else None
             p = metrics.paired_t(xs, base)
