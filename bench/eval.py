@@ -1,0 +1,165 @@
+"""The issue-11 measurements with ``sieve-lite eval``: the oracle replay and one-shot retrieval
+on the three shared QA sets and the PEP development set, and the agent (20 questions per set,
+three modes). Every figure comes from running the command itself (a subprocess of this
+checkout's CLI), so the numbers are what a user gets with the same line.
+
+    python bench/eval.py build                  # bench/out/eval-{2wiki,hotpotqa,musique}.db
+    python bench/eval.py retrieval              # --oracle --oneshot on the four sets
+    python bench/eval.py agent [--jobs 2]       # 20 questions x 3 modes per set, resumable
+    python bench/eval.py table                  # the tables, from the summary.json files
+
+Collections: the shared passage files built with the normal path, lexical only (``--no-embed``:
+the ranker is bm25; building and querying with embeddings took too long on 2 cores shared by
+eight developers), as ``bench/out/eval-<set>.db``; the PEP set runs on the shipped
+``collections/peps.db`` (with embeddings: the ranker is hybrid, the default of ``ask``). Outputs: ``bench/out/eval/<set>-retrieval/`` and
+``bench/out/eval/<set>-agent/`` (results.jsonl, summary.json, report.md, plots/).
+
+Agent budget: the default model (SmolLM2-135M-Instruct), ``--max-steps 3`` (not the paper's
+100; as in bench/ask.py, so that 240 episodes of a 135M model fit a few hours of 2 shared
+cores), the same for every mode; ``--limit 20`` draws 20 questions with seed 42. An
+interrupted run is resumed by running the same line again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# ../shared beside a clone; a git worktree under wt/ has it one level further up.
+SHARED = Path(os.environ.get("SIEVE_SHARED") or next(
+    (p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if p.is_dir()),
+    ROOT.parent / "shared"))
+OUT = ROOT / "bench" / "out"
+QA = SHARED / "data" / "qa"
+SETS = {
+    # name: (collection, questions file)
+    "2wiki": (OUT / "eval-2wiki.db", QA / "2wiki" / "questions.json"),
+    "hotpotqa": (OUT / "eval-hotpotqa.db", QA / "hotpotqa" / "questions.jsonl"),
+    "musique": (OUT / "eval-musique.db", QA / "musique" / "questions.json"),
+    "pep-dev": (ROOT / "collections" / "peps.db", ROOT / "bench" / "data" / "pep-dev.jsonl"),
+}
+CLI = [sys.executable, "-c", "from sieve_lite.cli import main; main()"]
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    return e
+
+
+def sh(args: list[str]) -> None:
+    print("$ sieve-lite " + " ".join(str(a) for a in args), flush=True)
+    t0 = time.perf_counter()
+    subprocess.run([*CLI, *map(str, args)], check=True, env=env(), cwd=ROOT)
+    print(f"  ({time.perf_counter() - t0:.0f}s, load average {os.getloadavg()[0]:.1f})",
+          flush=True)
+
+
+def build(sets: list[str]) -> None:
+    for name in sets:
+        db, _ = SETS[name]
+        if name == "pep-dev" or db.exists():
+            continue
+        corpus = next(p for p in (QA / name / "corpus.json", QA / name / "corpus.jsonl")
+                      if p.exists())
+        sh(["build", corpus, "--format", name, "-o", db, "--no-embed", "-q"])
+
+
+def retrieval(sets: list[str]) -> None:
+    build(sets)
+    for name in sets:
+        db, questions = SETS[name]
+        sh(["eval", db, questions, "--oracle", "--oneshot", "-o",
+            OUT / "eval" / f"{name}-retrieval", "-q"])
+
+
+def agent(sets: list[str], limit: int, max_steps: int, jobs: int) -> None:
+    build(sets)
+    for name in sets:
+        db, questions = SETS[name]
+        sh(["eval", db, questions, "--limit", limit, "--max-steps", max_steps, "--jobs", jobs,
+            "-o", OUT / "eval" / f"{name}-agent", "-q"])
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def num(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.0f}"
+
+
+def table(sets: list[str]) -> None:
+    print("| set | questions | mode | reached | distinct tokens, mean on the questions all "
+          "modes reached | fewer than search-visit | median per question |")
+    print("|---|---|---|---|---|---|---|")
+    for name in sets:
+        path = OUT / "eval" / f"{name}-retrieval" / "summary.json"
+        if not path.exists():
+            continue
+        o = json.loads(path.read_text())["oracle"]
+        for mode, x in o["modes"].items():
+            y = o["paired"]["modes"][mode]
+            print(f"| {name} | {x['questions']} ({o['paired']['questions']} all reached) | "
+                  f"{mode} | {pct(x['reached'])} | {num(y['distinct_tokens_mean'])} | "
+                  f"{pct(y.get('fewer_tokens_than_baseline'))} | "
+                  f"{pct(y.get('fewer_tokens_median_per_question'))} |")
+    print()
+    print("| set | questions | R@1 | R@2 | R@5 | R@10 | all gold in top 5 |")
+    print("|---|---|---|---|---|---|---|")
+    for name in sets:
+        path = OUT / "eval" / f"{name}-retrieval" / "summary.json"
+        if not path.exists():
+            continue
+        x = json.loads(path.read_text())["oneshot"]["all"]
+        print(f"| {name} | {x['questions']} | " + " | ".join(
+            pct(x[f"recall@{k}"]) for k in (1, 2, 5, 10)) + f" | {pct(x['all_gold_at_5'])} |")
+    print()
+    print("| set | mode | n | EM | contains | F1 | gold searched | gold read | distinct tok "
+          "(median) | accumulated (median) | LLM calls | fallback | s/question (median) | "
+          "engine share |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in sets:
+        path = OUT / "eval" / f"{name}-agent" / "summary.json"
+        if not path.exists():
+            continue
+        a = json.loads(path.read_text())["agent"]
+        for mode, x in a["modes"].items():
+            print(f"| {name} | {mode} | {x['questions']} | {pct(x['em'])} | "
+                  f"{pct(x['contains'])} | {pct(x['f1'])} | {pct(x['gold_searched'])} | "
+                  f"{pct(x['gold_read'])} | {num(x['distinct_tokens_median'])} | "
+                  f"{num(x['accumulated_tokens_median'])} | {x['llm_calls']:.1f} | "
+                  f"{pct(x['fallback_rate'])} | {x['seconds_median']:.0f} | "
+                  f"{pct(x['engine_share'])} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=["build", "retrieval", "agent", "table"])
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument("--max-steps", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=1)
+    args = ap.parse_args()
+    sets = [s for s in args.sets.split(",") if s]
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        raise SystemExit(f"unknown set {', '.join(unknown)}; use {', '.join(SETS)}")
+    if args.what == "build":
+        build(sets)
+    elif args.what == "retrieval":
+        retrieval(sets)
+    elif args.what == "agent":
+        agent(sets, args.limit, args.max_steps, args.jobs)
+    else:
+        table(sets)
+
+
+if __name__ == "__main__":
+    main()
