@@ -7,12 +7,14 @@ checkout's CLI), so the numbers are what a user gets with the same line.
     python bench/eval.py retrieval              # --oracle --oneshot on the four sets
     python bench/eval.py agent [--jobs 2]       # 20 questions x 3 modes per set, resumable
     python bench/eval.py table                  # the tables, from the summary.json files
+    python bench/eval.py plot                   # docs/img/eval-oracle.png (the README's plot)
 
 Collections: the shared passage files built with the normal path, lexical only (``--no-embed``:
 the ranker is bm25; building and querying with embeddings took too long on 2 cores shared by
 eight developers), as ``bench/out/eval-<set>.db``; the PEP set runs on the shipped
-``collections/peps.db`` (with embeddings: the ranker is hybrid, the default of ``ask``). Outputs: ``bench/out/eval/<set>-retrieval/`` and
-``bench/out/eval/<set>-agent/`` (results.jsonl, summary.json, report.md, plots/).
+``collections/peps.db`` (with embeddings: the ranker is hybrid, the default of ``ask``).
+Outputs: ``bench/out/eval/<set>-retrieval/`` and ``bench/out/eval/<set>-agent/``
+(results.jsonl, summary.json, report.md, plots/).
 
 Agent budget: the default model (SmolLM2-135M-Instruct), ``--max-steps 3`` (not the paper's
 100; as in bench/ask.py, so that 240 episodes of a 135M model fit a few hours of 2 shared
@@ -139,9 +141,51 @@ def table(sets: list[str]) -> None:
                   f"{pct(x['engine_share'])} |")
 
 
+def plot(sets: list[str], path: Path) -> None:
+    """One grouped bar chart for the README: the oracle's mean distinct tokens per mode on the
+    questions every mode reached, per set, with the saving against search-visit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"sieve": "#1b7837", "search-fetch": "#2166ac", "search-visit": "#b2182b"}
+    done = [(n, json.loads((OUT / "eval" / f"{n}-retrieval" / "summary.json").read_text()))
+            for n in sets if (OUT / "eval" / f"{n}-retrieval" / "summary.json").exists()]
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    width = 0.26
+    for j, mode in enumerate(colors):
+        xs, ys = [], []
+        for i, (_, s) in enumerate(done):
+            y = s["oracle"]["paired"]["modes"].get(mode, {}).get("distinct_tokens_mean")
+            if y is not None:
+                xs.append(i + (j - 1) * width)
+                ys.append(y)
+        bars = ax.bar(xs, ys, width, color=colors[mode], label=mode)
+        if mode == "sieve":
+            for (_, s), bar in zip(done, bars, strict=True):
+                fewer = s["oracle"]["paired"]["modes"]["sieve"].get("fewer_tokens_than_baseline")
+                if fewer is not None:
+                    ax.annotate(f"-{100 * fewer:.0f}%", (bar.get_x() + width / 2,
+                                                          bar.get_height()),
+                                textcoords="offset points", xytext=(0, 2), ha="center",
+                                fontsize=8)
+    ax.set_xticks(range(len(done)), [f"{n}\n({s['oracle']['paired']['questions']} q)"
+                                     for n, s in done], fontsize=8)
+    ax.set_ylabel("distinct tokens until the gold\nevidence is in view (mean)", fontsize=8)
+    ax.set_title("Oracle replay: what each mode shows an ideal agent "
+                 "(SmolLM2 tokenizer, k = 5)", fontsize=9)
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    print(f"wrote {path}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=["build", "retrieval", "agent", "table"])
+    ap.add_argument("what", choices=["build", "retrieval", "agent", "table", "plot"])
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--max-steps", type=int, default=3)
@@ -157,6 +201,8 @@ def main() -> None:
         retrieval(sets)
     elif args.what == "agent":
         agent(sets, args.limit, args.max_steps, args.jobs)
+    elif args.what == "plot":
+        plot(sets, ROOT / "docs" / "img" / "eval-oracle.png")
     else:
         table(sets)
 

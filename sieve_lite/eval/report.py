@@ -55,6 +55,13 @@ def _f(x: Any, pct: bool = False, digits: int = 2) -> str:
     return f"{x:,}" if isinstance(x, int) else str(x)
 
 
+def _p(x: float | None) -> str:
+    """A p-value as stored (rounded to 6 places): 0 means below 1e-6."""
+    if x is None:
+        return "–"
+    return "<1e-6" if x < 1e-6 else f"{x:.3g}"
+
+
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -121,8 +128,8 @@ def _agent_md(a: dict[str, Any]) -> list[str]:
         lines += _table(["a", "b", "n", "both right", "only a", "only b", "neither", "p",
                          "tokens paired t p"],
                         [[x["a"], x["b"], _f(x["n"]), _f(x["both"]), _f(x["only_a"]),
-                          _f(x["only_b"]), _f(x["neither"]), f"{x['p_value']:.4g}",
-                          "–" if t["p_value"] is None else f"{t['p_value']:.4g}"]
+                          _f(x["only_b"]), _f(x["neither"]), _p(x["p_value"]),
+                          _p(t["p_value"])]
                          for x, t in zip(a["mcnemar"], a["tokens_paired_t"],
                                          strict=True)])
     lines += ["### Failure split", "",
@@ -163,7 +170,7 @@ def _oracle_md(o: dict[str, Any]) -> list[str]:
                      _f(y.get("distinct_tokens_mean")),
                      _f(y.get("fewer_tokens_than_baseline"), True),
                      _f(y.get("fewer_tokens_median_per_question"), True),
-                     "–" if y.get("paired_t_p") is None else f"{y['paired_t_p']:.3g}"])
+                     _p(y.get("paired_t_p"))])
     lines += _table(head, rows)
     lines += ["### By question kind", ""]
     rows = []
@@ -185,7 +192,7 @@ def _oneshot_md(o: dict[str, Any]) -> list[str]:
 
     def row(kind: str, x: dict[str, Any]) -> list[str]:
         return [kind, _f(x["questions"]), *(_f(x[f"recall@{k}"], True) for k in (1, 2, 5, 10)),
-                _f(x["all_gold_at_5"], True), _f(x["gold_rank_median"])]
+                _f(x["all_gold_at_5"], True), _f(x["gold_rank_median"], digits=1)]
 
     rows = [row("all", o["all"])] + [row(k, x) for k, x in o["kinds"].items()]
     return lines + _table(head, rows)
