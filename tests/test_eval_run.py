@@ -126,6 +126,8 @@ def test_oracle_missed_hop_and_missing_gold(toy_db: Path, tmp_path: Path) -> Non
     assert not miss["reached"] and miss["hops"][0]["rank"] is None and miss["read_tokens"] == 0
     nogold = rows[("oracle", "sieve", "nogold")]
     assert nogold["skipped"] and nogold["gold_missing"] == ["no-such-doc"]
+    assert "1 questions name gold documents this collection does not have" in \
+        (tmp_path / "out" / "report.md").read_text()
 
 
 # -- the agent modes, scripted -------------------------------------------------------------

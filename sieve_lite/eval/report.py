@@ -34,6 +34,8 @@ def write_outputs(out: Path, rows: Sequence[dict[str, Any]], meta: dict[str, Any
                   ) -> tuple[dict[str, Any], list[Path]]:
     """Write summary.json, report.md and the plots; returns (summary, files written)."""
     correct = meta.get("options", {}).get("correct", "em")
+    meta = {**meta, "questions_with_missing_gold": len(
+        {r["id"] for r in rows if r.get("gold_missing")})}
     summary = {"meta": meta, **summarize(rows, correct)}
     pngs = plots(out / "plots", rows, summary)
     files = [out / "summary.json", out / "report.md", *pngs]
@@ -77,7 +79,10 @@ def report_markdown(s: dict[str, Any], pngs: Sequence[str] = ()) -> str:
              f"format; {m['questions_selected']} of {m['questions_in_file']} questions"
              + (f", {m['questions_skipped']} left out: {m['skipped_reason']}"
                 if m.get("questions_skipped") else "") + "). "
-             f"{m['tasks_done']} of {m['tasks']} question-mode pairs done.", "",
+             f"{m['tasks_done']} of {m['tasks']} question-mode pairs done."
+             + (f" **{m['questions_with_missing_gold']} questions name gold documents this "
+                "collection does not have** (see `gold_missing` in results.jsonl)."
+                if m.get("questions_with_missing_gold") else ""), "",
              f"Settings: model {st.get('model')}" + (f" at {st['backbone']}"
                                                       if st.get("backbone") else "")
              + f", k = {st.get('k')}, at most {st.get('max_steps')} steps, context "
