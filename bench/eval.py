@@ -9,10 +9,10 @@ checkout's CLI), so the numbers are what a user gets with the same line.
     python bench/eval.py table                  # the tables, from the summary.json files
     python bench/eval.py plot                   # docs/img/eval-oracle.png (the README's plot)
 
-Collections: the shared passage files built with the normal path, lexical only (``--no-embed``:
-the ranker is bm25; building and querying with embeddings took too long on 2 cores shared by
-eight developers), as ``bench/out/eval-<set>.db``; the PEP set runs on the shipped
-``collections/peps.db`` (with embeddings: the ranker is hybrid, the default of ``ask``).
+Collections: the shared passage files and the 736 PEPs (``shared/data/corpora/peps``, as for
+the shipped demo collection) built with the normal path, lexical only (``--no-embed``: the
+ranker is bm25; building and querying with embeddings took too long on 2 cores shared by
+eight developers), as ``bench/out/eval-<set>.db``.
 Outputs: ``bench/out/eval/<set>-retrieval/`` and ``bench/out/eval/<set>-agent/``
 (results.jsonl, summary.json, report.md, plots/).
 
@@ -44,8 +44,9 @@ SETS = {
     "2wiki": (OUT / "eval-2wiki.db", QA / "2wiki" / "questions.json"),
     "hotpotqa": (OUT / "eval-hotpotqa.db", QA / "hotpotqa" / "questions.jsonl"),
     "musique": (OUT / "eval-musique.db", QA / "musique" / "questions.json"),
-    "pep-dev": (ROOT / "collections" / "peps.db", ROOT / "bench" / "data" / "pep-dev.jsonl"),
+    "pep-dev": (OUT / "eval-peps.db", ROOT / "bench" / "data" / "pep-dev.jsonl"),
 }
+SOURCES = {"pep-dev": (SHARED / "data" / "corpora" / "peps", "rst")}
 CLI = [sys.executable, "-c", "from sieve_lite.cli import main; main()"]
 
 
@@ -66,11 +67,12 @@ def sh(args: list[str]) -> None:
 def build(sets: list[str]) -> None:
     for name in sets:
         db, _ = SETS[name]
-        if name == "pep-dev" or db.exists():
+        if db.exists():
             continue
-        corpus = next(p for p in (QA / name / "corpus.json", QA / name / "corpus.jsonl")
-                      if p.exists())
-        sh(["build", corpus, "--format", name, "-o", db, "--no-embed", "-q"])
+        corpus, fmt = SOURCES.get(name) or (next(
+            p for p in (QA / name / "corpus.json", QA / name / "corpus.jsonl") if p.exists()),
+            name)
+        sh(["build", corpus, "--format", fmt, "-o", db, "--no-embed", "-q"])
 
 
 def retrieval(sets: list[str]) -> None:
