@@ -34,12 +34,14 @@ def _modes(value: str) -> tuple[str, ...]:
               help="One ranked search of the question's words, no agent: gold recall@k.")
 @click.option("--model", type=click.Path(path_type=Path), default=None,
               help="A GGUF file (default: the agent's default model); its tokenizer counts "
-                   "the oracle's tokens. With --backbone, the model name to ask for.")
+                   "the oracle's tokens. With --backbone, the model name to ask for (the "
+                   "oracle then counts with the default model's tokenizer).")
 @click.option("--backbone", metavar="URL", default=None,
               help="An OpenAI-compatible endpoint instead of the in-process model.")
 @click.option("--max-steps", type=click.IntRange(1, 100), default=100, show_default=True)
 @click.option("--n-ctx", type=click.IntRange(512, 1_048_576), default=8192, show_default=True)
-@click.option("--ranker", type=click.Choice(["bm25", "dense", "hybrid"]), default=None,
+@click.option("--ranker", type=click.Choice(["bm25", "bm25-doc", "dense", "hybrid"]),
+              default=None,
               help="Default: hybrid when the collection has embeddings, else bm25.")
 @click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True,
               help="Results per search (the oracle's hop counts when its gold is in the top k).")
