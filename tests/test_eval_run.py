@@ -300,6 +300,16 @@ def test_cli_oracle_and_oneshot(toy_db: Path, tmp_path: Path) -> None:
             cwd=tmp_path)
     assert p.returncode == 0 and "Oracle replay" in p.stdout
     assert "reached" in p.stdout
+    # --report-only runs nothing: with the oracle rows gone, the report has none either
+    results = tmp_path / "out" / "results.jsonl"
+    results.write_text("".join(line for line in results.read_text().splitlines(True)
+                               if '"run": "oneshot"' in line))
+    p = cli("eval", str(toy_db), str(QUESTIONS), "--oracle", "--oneshot", "-o", "out",
+            "--report-only", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(p.stdout)
+    assert "oracle" not in summary and summary["oneshot"]["all"]["questions"] == 3
+    assert len(read_results(results)) == 3
 
 
 @pytest.mark.parametrize("args,message", [

@@ -57,6 +57,9 @@ def _modes(value: str) -> tuple[str, ...]:
               help="Output folder (default: eval-runs/DB-QUESTIONS). An interrupted run "
                    "started again with the same settings goes on from its results.")
 @click.option("--fresh", is_flag=True, help="Discard a previous run in the output folder.")
+@click.option("--report-only", is_flag=True,
+              help="Run nothing: write the summary, report and plots from the results so far "
+                   "(a look at a long run while it goes on, or after it was stopped).")
 @click.option("--open", "open_report", is_flag=True,
               help="Show the report in the terminal at the end.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json to stdout.")
@@ -64,7 +67,7 @@ def _modes(value: str) -> tuple[str, ...]:
 def eval_(db: Path, questions: Path, modes: str, oracle: bool, oneshot: bool,
           model: Path | None, backbone: str | None, max_steps: int, n_ctx: int,
           ranker: str | None, k: int, limit: int | None, seed: int, jobs: int, correct: str,
-          out: Path | None, fresh: bool, open_report: bool, as_json: bool,
+          out: Path | None, fresh: bool, report_only: bool, open_report: bool, as_json: bool,
           quiet: bool) -> None:
     """Evaluate the research agent on DB with the questions of QUESTIONS (generic JSON Lines
     {id, question, answer, answer_aliases?, gold_docs?, gold_sections?, kind?}, or a shared
@@ -81,9 +84,12 @@ def eval_(db: Path, questions: Path, modes: str, oracle: bool, oneshot: bool,
                        max_steps=max_steps, n_ctx=n_ctx, ranker=ranker, k=k, limit=limit,
                        seed=seed, jobs=jobs, correct=correct)
     out = out or Path("eval-runs") / f"{db.stem}-{questions.stem}"
-    show = not quiet and sys.stderr.isatty()
+    if report_only and fresh:
+        raise click.UsageError("--report-only and --fresh do not go together")
+    show = not quiet and sys.stderr.isatty() and not report_only
     with _progress(show, " + ".join(opts.runs())) as progress:
-        run = run_eval(db, questions, out, opts, fresh=fresh, progress=progress)
+        run = run_eval(db, questions, out, opts, fresh=fresh, progress=progress,
+                       stop_after=0 if report_only else None)
     if as_json:
         print_json(run.summary)
     else:
