@@ -6,6 +6,7 @@ checkout's CLI), so the numbers are what a user gets with the same line.
     python bench/eval.py build                  # bench/out/eval-{2wiki,hotpotqa,musique}.db
     python bench/eval.py retrieval              # --oracle --oneshot on the four sets
     python bench/eval.py agent [--jobs 2]       # 20 questions x 3 modes per set, resumable
+    python bench/eval.py agent --report-only    # the reports of the episodes done so far
     python bench/eval.py table                  # the tables, from the summary.json files
     python bench/eval.py plot                   # docs/img/eval-oracle.png (the README's plot)
 
@@ -83,12 +84,13 @@ def retrieval(sets: list[str]) -> None:
             OUT / "eval" / f"{name}-retrieval", "-q"])
 
 
-def agent(sets: list[str], limit: int, max_steps: int, jobs: int) -> None:
+def agent(sets: list[str], limit: int, max_steps: int, jobs: int, report_only: bool) -> None:
     build(sets)
     for name in sets:
         db, questions = SETS[name]
         sh(["eval", db, questions, "--limit", limit, "--max-steps", max_steps, "--jobs", jobs,
-            "-o", OUT / "eval" / f"{name}-agent", "-q"])
+            "-o", OUT / "eval" / f"{name}-agent", "-q", *(["--report-only"] if report_only
+                                                         else [])])
 
 
 def pct(x: float | None) -> str:
@@ -192,6 +194,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--max-steps", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--report-only", action="store_true",
+                    help="agent: write the reports of the episodes done so far, run nothing")
     args = ap.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in SETS]
@@ -202,7 +206,7 @@ def main() -> None:
     elif args.what == "retrieval":
         retrieval(sets)
     elif args.what == "agent":
-        agent(sets, args.limit, args.max_steps, args.jobs)
+        agent(sets, args.limit, args.max_steps, args.jobs, args.report_only)
     elif args.what == "plot":
         plot(sets, ROOT / "docs" / "img" / "eval-oracle.png")
     else:
