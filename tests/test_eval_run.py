@@ -346,3 +346,26 @@ def test_cli_agent_with_the_real_model(toy_db: Path, tmp_path: Path) -> None:
     assert rows[0]["backbone"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert (tmp_path / "out" / rows[0]["transcript"]).exists()
     assert "agent   sieve" in p.stdout
+
+
+def test_one_writer_per_folder(toy_db: Path, tmp_path: Path) -> None:
+    import fcntl
+
+    opts = EvalOptions(oracle=True, modes=("sieve",))
+    run_eval(toy_db, QUESTIONS, tmp_path, opts, counter=WordCounter(), stop_after=1)
+    results = tmp_path / "results.jsonl"
+    with open(results, "a") as fh:  # a writer in the middle of a line
+        fh.write('{"run": "oracle", "mo')
+    before = results.read_bytes()
+    with open(tmp_path / ".lock", "w") as held:  # another run is writing
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(QuestionError, match="another sieve-lite eval is writing"):
+            run_eval(toy_db, QUESTIONS, tmp_path, opts, counter=WordCounter())
+        with pytest.raises(QuestionError, match="another sieve-lite eval is writing"):
+            run_eval(toy_db, QUESTIONS, tmp_path, opts, counter=WordCounter(), fresh=True)
+        # a look at the results so far reads around the half line and changes nothing
+        look = run_eval(toy_db, QUESTIONS, tmp_path, opts, counter=WordCounter(),
+                        stop_after=0)
+        assert look.summary["meta"]["tasks_done"] == 1 and results.read_bytes() == before
+    done = run_eval(toy_db, QUESTIONS, tmp_path, opts, counter=WordCounter())
+    assert done.resumed == 1 and len(read_results(results)) == 3

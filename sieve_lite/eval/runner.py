@@ -15,6 +15,7 @@ run's settings is refused rather than mixed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -103,9 +104,10 @@ def _file_hash(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """Rows of a results file. A last line cut by an interruption is dropped from the file
-    (rewritten atomically); a bad line elsewhere means the file is not ours: refused."""
+def read_results(path: Path, repair: bool = False) -> list[dict[str, Any]]:
+    """Rows of a results file. A last line cut by an interruption is ignored, and with
+    ``repair`` (before appending) dropped from the file, rewritten atomically; a bad line
+    elsewhere means the file is not ours: refused."""
     if not path.exists():
         return []
     raw = path.read_text(encoding="utf-8")
@@ -124,10 +126,11 @@ def read_results(path: Path) -> list[dict[str, Any]]:
             if not last:
                 raise QuestionError(f"{path}:{n}: not a results line of sieve-lite eval; "
                                     "use another --out") from None
-            keep = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(keep, encoding="utf-8")
-            os.replace(tmp, path)
+            if repair:
+                keep = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+                tmp = path.with_name(path.name + ".tmp")
+                tmp.write_text(keep, encoding="utf-8")
+                os.replace(tmp, path)
     return rows
 
 
@@ -351,6 +354,30 @@ def _execute(tasks: list[Task], ctx_args: tuple[Path, Path, EvalOptions], jobs: 
 
 
 # -- the run -------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _lock(out: Path, writing: bool) -> Iterator[None]:
+    """One writer per output folder: a second run appending to the same results would
+    repeat questions, and --fresh would pull them from under it. Reading (--report-only)
+    needs no lock. The lock file stays: deleting it would let a second lock on a new file
+    succeed while the first is held."""
+    if not writing:
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): one run at a time is then the user's care
+        yield
+        return
+    with open(out / ".lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise QuestionError(f"another sieve-lite eval is writing to {out}; wait for it, "
+                                "or use --report-only to look at its results") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 def plan(questions: list[EvalQuestion], opts: EvalOptions) -> list[Task]:
     """Question-major order, so that a run cut short covers every mode on the same
     questions (McNemar pairs them)."""
@@ -392,29 +419,37 @@ def run_eval(db: str | os.PathLike[str], questions: str | os.PathLike[str],
         want = settings(db, qpath, opts, coll)
     if out.exists() and not out.is_dir():
         raise QuestionError(f"{out} is a file; --out takes a folder")
-    if fresh:
-        clear(out)
-    _check_settings(out, want)
+    if not fresh:
+        _check_settings(out, want)
     out.mkdir(parents=True, exist_ok=True)
-    (out / SETTINGS).write_text(json.dumps({"settings": want, "options": asdict(opts)},
-                                           indent=1, default=str) + "\n", encoding="utf-8")
     results_path = out / RESULTS
-    done = {(r["run"], r["mode"], r["id"]) for r in read_results(results_path)}
     tasks = plan(selected, opts)
-    todo = [t for t in tasks if t.key not in done]
-    resumed = len(tasks) - len(todo)
-    if stop_after is not None:
-        todo = todo[:stop_after]
-    n_done = resumed
-    if progress:
-        progress(n_done, len(tasks), None)
-    with open(results_path, "a", encoding="utf-8") as fh:
-        for row in _execute(todo, (db, out, opts), opts.jobs, backbone_factory, counter):
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            fh.flush()
-            n_done += 1
-            if progress:
-                progress(n_done, len(tasks), row)
+    writing = stop_after != 0
+    with _lock(out, writing or fresh):
+        if fresh:
+            clear(out)
+        if writing or not (out / SETTINGS).exists():
+            (out / SETTINGS).write_text(json.dumps(
+                {"settings": want, "options": asdict(opts)}, indent=1, default=str) + "\n",
+                encoding="utf-8")
+        done = {(r["run"], r["mode"], r["id"])
+                for r in read_results(results_path, repair=writing)}
+        todo = [t for t in tasks if t.key not in done]
+        resumed = len(tasks) - len(todo)
+        if stop_after is not None:
+            todo = todo[:stop_after]
+        n_done = resumed
+        if progress:
+            progress(n_done, len(tasks), None)
+        if todo:
+            with open(results_path, "a", encoding="utf-8") as fh:
+                for row in _execute(todo, (db, out, opts), opts.jobs, backbone_factory,
+                                    counter):
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    fh.flush()
+                    n_done += 1
+                    if progress:
+                        progress(n_done, len(tasks), row)
     run = EvalRun(out, qset, selected, len(tasks), resumed)
     if write_report:
         from .report import write_outputs
