@@ -215,7 +215,8 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
     folder.mkdir(parents=True, exist_ok=True)
     runs = _by(rows, "run")
     written: list[Path] = []
-    title = Path(str(s["meta"].get("questions", ""))).name
+    title = f'{Path(str(s["meta"].get("collection", ""))).stem} / ' \
+        f'{Path(str(s["meta"].get("questions", ""))).name}'
 
     def save(fig: Any, name: str) -> None:
         path = folder / name
@@ -270,6 +271,8 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
                     patch.set_facecolor(COLORS.get(m, "#999999"))
                     patch.set_alpha(0.5)
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:,.0f}"))
+            ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.set_ylabel("distinct tokens per question")
             ax.set_title(f"{run}" + (" (reached questions)" if run == "oracle" else "")
                          + f" · {title}", fontsize=9)
