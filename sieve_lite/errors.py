@@ -87,3 +87,8 @@ class ConfigError(SieveError):
 
 class ModelError(SieveError):
     """A language-model backbone failed (cannot load, HTTP error, context overflow)."""
+
+
+class QuestionError(SieveError):
+    """An evaluation questions file that cannot be used (bad line, repeated id, ...), or an
+    evaluation output folder that holds a different run."""
