@@ -279,6 +279,26 @@ def build_manual(coll: Any, mode: str = "sieve", k: int = 5, read_tokens: int = 
     return "\n".join(lines)
 
 
+def build_short_manual(coll: Any, mode: str = "sieve", max_steps: int = 6) -> str:
+    """A short system prompt for small models (a few hundred million parameters): what each
+    action looks like and what a good episode does, no query language. The searches such a
+    model may run are offered to it (by the grammar, and listed under each result)."""
+    n = int(getattr(coll, "documents", 0))
+    read = "visit: RANK" if mode == "search-visit" else "fetch: RANK | SECTION"
+    what = "a document" if mode == "search-visit" else "one section of a result"
+    cite = "cite: ID | (document)" if mode == "search-visit" else "cite: ID | SECTION"
+    return "\n".join([
+        f"You answer a question from a collection of {n:,} documents. The results of a "
+        "search for the question's words are shown. Write one action per reply:",
+        f"{read}    <- read {what}",
+        "search: QUERY    <- new results (take a query from the list shown)",
+        "answer: WORDS COPIED FROM THE TEXT",
+        cite,
+        f"Read the part most likely to hold the answer, then answer with the shortest "
+        f"phrase copied from what you read. At most {max_steps} actions.",
+    ])
+
+
 def check_manual(manual: str, coll: Any) -> list[str]:
     """Problems of a manual against its collection: a field it advertises that the
     collection lacks (tests use this; the generator should never produce one)."""
@@ -292,4 +312,4 @@ def check_manual(manual: str, coll: Any) -> list[str]:
     return problems
 
 
-__all__ = ["Example", "build_manual", "check_manual", "examples"]
+__all__ = ["Example", "build_manual", "build_short_manual", "check_manual", "examples"]
