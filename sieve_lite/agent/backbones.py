@@ -155,8 +155,10 @@ class LlamaBackbone:
 
     def _load(self, llama_cls: Any, path: Path, n_ctx: int, n_threads: int | None) -> Any:
         try:
+            # Every core: llama-cpp-python's default is half of them, which on a 2-core
+            # laptop is one thread.
             return llama_cls(model_path=str(path), n_ctx=n_ctx, n_batch=512, seed=self.seed,
-                             n_threads=n_threads, verbose=False)
+                             n_threads=n_threads or os.cpu_count() or 1, verbose=False)
         except Exception as e:  # llama.cpp reports a bad file as a bare ValueError
             raise ModelError(f"cannot load {path}: {' '.join(str(e).split())}") from None
 

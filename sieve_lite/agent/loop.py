@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import QueryError, SectionError
 from ..words import words
 from .backbones import Backbone, Message
-from .spans import Source, SpanIndex
+from .spans import Source, SpanIndex, chunk_words
 from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
 from .syntax import ActionError, action_grammar, parse_action
 from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
@@ -280,7 +280,7 @@ class Agent:
         max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
         comp = self._call(self._messages(), max_tokens, grammar, "")
         self.acc.steps += 1
-        step = Step(index=len(self.steps) + 1, reply=comp.text.strip(), action=None,
+        step = Step(index=self._next_index(), reply=comp.text.strip(), action=None,
                     observation="", prompt_tokens=comp.prompt_tokens,
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds)
         progress = False
@@ -395,7 +395,7 @@ class Agent:
         text = action.text.strip()
         if self._span_rule():
             grounded = self._spans().ground(text)
-            if grounded is None:
+            if grounded is None or 2 * grounded.chunks < len(chunk_words(text)):
                 return self._reject(step, final, "the answer is not a span of any text shown "
                                     "in this episode; copy the answer from what you read")
             if grounded.trimmed:
@@ -609,7 +609,7 @@ class Agent:
         elif self.use_grammar:
             grammar = self._grammar()
         comp = self._call(self._messages(), max_tokens, grammar, "")
-        step = Step(index=len(self.steps) + 1, reply=comp.text.strip(), action=None,
+        step = Step(index=self._next_index(), reply=comp.text.strip(), action=None,
                     observation="", prompt_tokens=comp.prompt_tokens,
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds,
                     info={"final": reason})
@@ -658,13 +658,17 @@ class Agent:
             action = Answer(_first_line(comp.text) or NO_ANSWER)
         cites, _bad = self._check_citations(action.citations)
         answer = Answer(action.text, tuple(cites), action.thought)
-        step = Step(index=len(self.steps) + 1, reply=reply, action=answer, observation="",
+        step = Step(index=self._next_index(), reply=reply, action=answer, observation="",
                     prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens,
                     model_seconds=comp.seconds, prefill=ANSWER_PREFILL, info={"forced": True})
         self._record(step, "")
         return answer
 
     # -- plumbing --------------------------------------------------------------------------
+    def _next_index(self) -> int:
+        """Model calls are numbered from 1; step 0 is the engine's seed."""
+        return sum(1 for s in self.steps if s.index > 0) + 1
+
     def _queries_left(self) -> list[str]:
         return [q for q in self.suggested if ("search", _norm_query(q)) not in self.done]
 

@@ -357,8 +357,12 @@ def excerpt(text: str, focus: list[str], max_words: int) -> tuple[str, bool]:
         score = (len(counts), -start)
         if i >= max_words - 1 and score > best_score:
             best, best_score = start, score
-    # Back up a little so the window opens with its context, not mid-sentence.
-    start = max(0, best - max_words // 8) if best else 0
+    # Centre the window on the focus words it holds: context on both sides.
+    hits = [j for j in range(best, min(best + max_words, len(keys))) if keys[j]]
+    start = 0
+    if hits:
+        slack = max_words - (hits[-1] - hits[0] + 1)
+        start = max(0, min(hits[0] - slack // 2, len(spans) - max_words))
     end = min(len(spans), start + max_words)
     lo = spans[start][0]
     nl = text.rfind("\n", 0, lo)
