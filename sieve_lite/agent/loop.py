@@ -285,7 +285,7 @@ class Agent:
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds)
         progress = False
         try:
-            action, repair = parse_action(comp.text, self.mode)
+            action, repair = parse_action(_whole_lines(comp), self.mode)
             if repair:
                 self.acc.repairs += 1
                 step.info["repair"] = repair
@@ -360,7 +360,9 @@ class Agent:
         head = f"{res.doc} | {name} ({res.title}){note}:"
         stub = (f"[{res.doc} | {name}: {tokens} tokens read at step {step.index}, "
                 f"removed to save context]")
-        return f"{head}\n{text}", {"stub": stub, "read_key": (res.doc, name)}, True
+        # A small model loses the question behind the text: say it again after the read.
+        tail = f"\nQuestion: {self.question}" if self.budgets.compact else ""
+        return f"{head}\n{text}{tail}", {"stub": stub, "read_key": (res.doc, name)}, True
 
     def _search_text(self, res: SearchOutcome) -> str:
         shown = f"ranks 1-{len(res.hits)}" if res.hits else "nothing"
@@ -614,7 +616,7 @@ class Agent:
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds,
                     info={"final": reason})
         try:
-            action, _ = parse_action(comp.text, self.mode)
+            action, _ = parse_action(_whole_lines(comp), self.mode)
         except ActionError:
             action = None
         step.action = action
@@ -781,6 +783,15 @@ class _NothingLeft(Exception):
 
 class _NoAnswer(Exception):
     """The final answer failed its checks: the episode ends without one."""
+
+
+def _whole_lines(comp: Any) -> str:
+    """A reply cut by max_tokens loses its unfinished last line (a half-written citation);
+    a one-line reply is kept as it is."""
+    text = comp.text
+    if comp.finish_reason == "length" and "\n" in text.strip():
+        return text.strip().rsplit("\n", 1)[0]
+    return text
 
 
 def _norm_query(query: str) -> str:

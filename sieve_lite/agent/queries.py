@@ -130,6 +130,10 @@ def candidates(coll: Any, question: str) -> list[tuple[str, str]]:
             continue
         phrase = " ".join(ws)
         quoted = f'"{phrase}"' if len(ws) > 1 else phrase
+        if len(ws) > 1 and ws[-1].isdigit() and "infobox" in fields:
+            # 'PEP 557', 'RFC 2616': a name with a number is how a document identifies
+            # itself in its infobox.
+            out.append((f"{quoted}[infobox]", f"the identifier {name} in an infobox"))
         if len(ws) > 1 and "author" in fields and not any(w.isdigit() for w in ws):
             out.append((f"{quoted}[author]", f"the name {name} as an author"))
         if len(ws) > 1:

@@ -12,8 +12,8 @@ stack per position and sampling stays fast however much text is offered.
 An automaton over successor pairs can still stitch pieces of two places together ("Guido van
 Rossum" then "Rossum wrote ..."), so the decoded answer is checked afterwards: ``ground`` finds
 the longest run of its chunks that is contiguous in one shown text and returns that text as it
-was written there (inner punctuation and all), with where it came from. An answer with no such
-run is not grounded.
+was written there (inner punctuation and all, except a label's colon: ``PEP: 572`` reads
+``PEP 572``), with where it came from. An answer with no such run is not grounded.
 """
 
 from __future__ import annotations
@@ -141,7 +141,8 @@ class SpanIndex:
         si = -neg_si
         ch = self.chunked[si]
         text = self.sources[si].text[ch[first][1]: ch[last][2]]
-        text = " ".join(text.split())
+        # A colon that ends a chunk inside the span is a label's ('PEP: 572' -> 'PEP 572').
+        text = re.sub(r":(?=\s)", "", " ".join(text.split()))
         cores = [c for c, _, _ in ch[first: last + 1]]
         labels = [s.label for s, c in zip(self.sources, self.chunked, strict=True)
                   if s.label is not None and _contains([x for x, _, _ in c], cores)]

@@ -423,7 +423,10 @@ def action_grammar(mode: str, fields: Sequence[str],
     cite_rule = ""
     if citable:
         cite_rule = f"cite ::= {_alt(c.label() for c in citable)}\n"
-        cites = f' ("\\n" "cite: " cite){{1,{MAX_CITATIONS}}}'
+        # Under the span rule the loop cites the read section that holds the span itself,
+        # so the model may stop after the answer line.
+        least = 0 if span_rules else 1
+        cites = f' ("\\n" "cite: " cite){{{least},{MAX_CITATIONS}}}'
     else:
         cites = ""
     answer_body = f"answerbody ::= {text}{cites}\n" + cite_rule + (span_rules or "")
