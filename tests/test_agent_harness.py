@@ -206,3 +206,21 @@ def test_budgets_fit_the_model_size() -> None:
 
 def test_no_answer_constant() -> None:
     assert NO_ANSWER == "(no answer)"
+
+
+def test_answer_starts_follow_the_question() -> None:
+    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.spans import answer_starts
+
+    box = ("PEP: 405\nTitle: Python Virtual Environments\nAuthor: Carl Meyer\nStatus: Final\n"
+           "Created: 13-Jun-2011\nPython-Version: 3.3")
+    idx = SpanIndex([Source(box, ("pep-0405", "infobox"))])
+    # the value of the key the question names
+    assert answer_starts(idx, "When was PEP 405 created?", STOPWORDS) == {"13-Jun-2011"}
+    assert answer_starts(idx, "What is the status of PEP 405?", STOPWORDS) == {"Final"}
+    # who: capitalised, not a label, not a word of the question
+    who = answer_starts(idx, "Who wrote PEP 405?", STOPWORDS)
+    assert "Carl" in who and "Author" not in who and "PEP" not in who
+    assert all(c[:1].isupper() for c in who)
+    g = idx.grammar(starts={"Carl"})
+    assert g.splitlines()[0] == f'span ::= "Carl" span{sorted(idx.succ).index("Carl")}'

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import QueryError, SectionError
 from ..words import words
 from .backbones import Backbone, Message
-from .spans import Source, SpanIndex, chunk_words
+from .spans import Source, SpanIndex, answer_starts, chunk_words
 from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
 from .syntax import ActionError, action_grammar, parse_action
 from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
@@ -690,7 +690,7 @@ class Agent:
             fetchable = [(lab, [WHOLE_DOCUMENT]) for lab, secs in fetchable if secs]
         queries = self._queries_left() if self.budgets.suggest else None
         free = self.budgets.free_search or not self.budgets.suggest
-        span_rules = self._spans().grammar() if (self._span_rule() and self.read) else None
+        span_rules = self._span_grammar() if (self._span_rule() and self.read) else None
         has_fetch = any(secs for _lab, secs in fetchable)
         if not (queries or free or has_fetch or self.read):
             raise _NothingLeft()
@@ -699,8 +699,14 @@ class Agent:
                               free_search=free, span_rules=span_rules,
                               thought_chars=self.budgets.thought_chars)
 
+    def _span_grammar(self) -> str:
+        from .queries import STOPWORDS
+
+        idx = self._spans()
+        return idx.grammar(starts=answer_starts(idx, self.question, STOPWORDS))
+
     def _answer_grammar(self) -> str:
-        span_rules = self._spans().grammar() if self._span_rule() else None
+        span_rules = self._span_grammar() if self._span_rule() else None
         return action_grammar(self.mode, (), (), self._citable(), answer_only=True,
                               span_rules=span_rules, thought_chars=0)
 

@@ -101,11 +101,12 @@ class SpanIndex:
         return self.size > 0
 
     # -- the grammar -------------------------------------------------------------------------
-    def grammar(self, root: str = "span") -> str:
-        """GBNF rules: ``root`` is any chunk path of the successor automaton. Rule names are
-        ``{root}N`` (after chunk N) and ``{root}t`` (the start trie)."""
+    def grammar(self, root: str = "span", starts: Iterable[str] | None = None) -> str:
+        """GBNF rules: ``root`` is any chunk path of the successor automaton (starting only
+        at ``starts`` when given and not empty). Rule names are ``{root}N``: after chunk N."""
         names = {c: i for i, c in enumerate(sorted(self.succ))}
-        rules = [f"{root} ::= {_trie(sorted(self.succ), names, root)}"]
+        first = sorted(set(starts or ()) & set(self.succ)) or sorted(self.succ)
+        rules = [f"{root} ::= {_trie(first, names, root)}"]
         for core, i in names.items():
             nxt = sorted(self.succ[core])
             if nxt:
@@ -151,6 +152,48 @@ class SpanIndex:
                         labels=list(dict.fromkeys(labels)))
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
+    """Chunks an answer to ``question`` may start with. An answer starts with something the
+    question does not say (not one of its words, not a stopword), of the type it asks for:
+    a capitalised word for 'who', a number or a month for 'when', 'what year' or 'which
+    version', a number for 'how many/much/big/long'. Where the shown text has 'key: value'
+    lines whose key shares a word with the question ('Created:' for 'when was it created'),
+    their values come first. Each rule is dropped when it would leave nothing."""
+    from ..words import words
+
+    asked = set(words(question))
+    stems = {w[:5] for w in asked if w not in set(stopwords)}
+    stop = set(stopwords)
+    cands = {c for c in index.succ
+             if not (set(words(c)) <= asked | stop) and any(ch.isalnum() for ch in c)}
+    if not cands:
+        return set()
+    q = " ".join(words(question))
+    typed = cands
+    if re.match(r"(who|whom|whose)\b", q) or " who " in f" {q} ":
+        typed = {c for c in cands if c[:1].isupper()}
+    elif re.search(r"\b(when|what date|which date|what year|which year|which month|"
+                   r"what month|version|release)\b", q):
+        typed = {c for c in cands if any(ch.isdigit() for ch in c)
+                 or c.lower()[:3] in _MONTHS}
+    elif re.search(r"\bhow (many|much|big|long|large|old)\b", q):
+        typed = {c for c in cands if any(ch.isdigit() for ch in c)}
+    cands = typed or cands
+    keyed: set[str] = set()
+    labels: set[str] = set()
+    for src, ch in zip(index.sources, index.chunked, strict=True):
+        for i, (core, _s, end) in enumerate(ch[:-1]):
+            if src.text[end:end + 1] == ":":
+                labels.add(core)  # 'Author:' is a label, not an answer
+                if {w[:5] for w in words(core)} & stems:
+                    keyed.add(ch[i + 1][0])
+    cands = (cands - labels) or cands
+    return (keyed & cands) or cands
+
+
 def _contains(hay: Sequence[str], needle: Sequence[str]) -> bool:
     n = len(needle)
     return any(list(hay[i:i + n]) == list(needle) for i in range(len(hay) - n + 1))
@@ -184,4 +227,4 @@ def _node(words: list[str], depth: int, names: dict[str, int], root: str) -> str
     return alts[0] if len(alts) == 1 else " | ".join(alts)
 
 
-__all__ = ["Grounded", "Source", "SpanIndex", "chunk_words"]
+__all__ = ["Grounded", "Source", "SpanIndex", "answer_starts", "chunk_words"]
