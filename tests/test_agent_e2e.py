@@ -68,14 +68,18 @@ def test_ask_end_to_end_with_the_default_gguf(mini_db: Path, tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_no_answer_exits_1(mini_db: Path) -> None:
-    """Nothing in the collection shares a word with the question: nothing to read, nothing
-    to answer from. Exit 1, 'no answer found' on stderr, nothing on stdout."""
-    r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?")
+    """No word of the question is in the collection and there is no seed: no search can be
+    offered, nothing can be read, so nothing can be answered. Exit 1, 'no answer found' on
+    stderr, nothing on stdout, no model call made up an answer."""
+    r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?", "--no-seed")
     assert r.returncode == 1, r.stderr
     assert r.stdout == "" and r.stderr.startswith("no answer found")
-    r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?", "--json")
+    r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?", "--no-seed", "--json")
     out = json.loads(r.stdout)
     assert r.returncode == 1 and out["answered"] is False and out["citations"] == []
+    acc = out["accounting"]
+    assert acc["stop_reason"] == "nothing-left" and acc["llm_calls"] == 0
+    assert not acc["seeded"] and acc["no_answer"] == "nothing was read"
 
 
 @pytest.fixture(scope="module")
