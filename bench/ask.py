@@ -44,6 +44,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -119,13 +120,20 @@ def contains(haystack: str, answers: tuple[str, ...]) -> bool:
 
 def score(q: Q, ep, coll) -> dict:
     """One episode's row."""
-    acc = ep.accounting
-    answered = ep.answered
-    em = answered and any(normalize_answer(ep.answer) == normalize_answer(a)
-                          for a in q.answers)
-    cont = answered and contains(ep.answer, q.answers)
+    return score_end(q, {**ep.to_json(), "model_steps": sum(1 for s in ep.steps
+                                                            if s.index > 0)}, coll)
+
+
+def score_end(q: Q, end: dict, coll) -> dict:
+    """One episode's row from its ``end`` event (what ``Episode.to_json`` gives)."""
+    acc = end["accounting"]
+    answer = end["answer"]
+    answered = end.get("answered", True)
+    citations = [SimpleNamespace(**c) for c in end.get("citations") or []]
+    em = answered and any(normalize_answer(answer) == normalize_answer(a) for a in q.answers)
+    cont = answered and contains(answer, q.answers)
     cite_ok = False
-    for c in ep.citations:
+    for c in citations:
         try:
             text = coll.fetch(c.doc, c.section).text if c.section != "(document)" else \
                 json.dumps(coll.document(c.doc), ensure_ascii=False)
@@ -134,13 +142,12 @@ def score(q: Q, ep, coll) -> dict:
         if contains(text, q.answers):
             cite_ok = True
             break
-    model_steps = sum(1 for s in ep.steps if s.index > 0)
     return {"id": q.id, "set": q.set, "kind": q.kind, "question": q.question,
-            "gold": list(q.answers), "answer": ep.answer, "answered": answered,
+            "gold": list(q.answers), "answer": answer, "answered": answered,
             "em": bool(em), "contained": bool(cont), "cite_has_answer": cite_ok,
             "correct_cited": bool(cont and cite_ok), "wrong": bool(answered and not cont),
-            "citations": [f"{c.doc} | {c.section}" for c in ep.citations],
-            "model_steps": model_steps, **acc.to_json()}
+            "citations": [f"{c.doc} | {c.section}" for c in citations],
+            "model_steps": end.get("model_steps", acc["steps"]), **acc}
 
 
 def run_mode(mode: str, questions: list[Q], args: argparse.Namespace) -> list[dict]:
@@ -244,9 +251,15 @@ def main() -> None:
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--jobs", type=int, default=1, help="modes run in parallel processes")
     ap.add_argument("--out", type=Path, default=OUT / "ask.json")
+    ap.add_argument("--rescore", action="store_true",
+                    help="no model: score the transcripts already in bench/out/ask (a cut "
+                         "short or earlier run), for the questions selected")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.rescore:
+        rescore(args, modes)
+        return
     if args.jobs > 1 and len(modes) > 1:
         parallel(args, modes)
         return
@@ -257,6 +270,28 @@ def main() -> None:
     for mode in modes:
         rows[mode] = run_mode(mode, questions, args)
     report(args, rows, load0, time.perf_counter() - t0)
+
+
+def rescore(args: argparse.Namespace, modes: list[str]) -> None:
+    """Rows from finished transcripts (those with an end event) of the selected questions."""
+    from sieve_lite.agent.transcript import read_transcript
+
+    rows: dict[str, list[dict]] = {}
+    colls: dict[str, object] = {}
+    for mode in modes:
+        for q in select(args):
+            path = OUT / "ask" / q.set / mode / f"{q.id}.jsonl"
+            if not path.exists():
+                continue
+            events = read_transcript(path)
+            end = next((e for e in events if e.get("event") == "end"), None)
+            if end is None:
+                continue
+            end["model_steps"] = sum(1 for e in events
+                                     if e.get("event") == "step" and e.get("index", 0) > 0)
+            coll = colls.setdefault(q.db, sieve_lite.open(q.db))
+            rows.setdefault(mode, []).append(score_end(q, end, coll))
+    report(args, rows, os.getloadavg(), 0.0)
 
 
 def parallel(args: argparse.Namespace, modes: list[str]) -> None:
