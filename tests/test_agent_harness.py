@@ -224,3 +224,16 @@ def test_answer_starts_follow_the_question() -> None:
     assert all(c[:1].isupper() for c in who)
     g = idx.grammar(starts={"Carl"})
     assert g.splitlines()[0] == f'span ::= "Carl" span{sorted(idx.succ).index("Carl")}'
+
+
+def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
+    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.spans import answer_starts
+
+    idx = SpanIndex([Source("PEP: 572\nTitle: Assignment Expressions", ("pep-0572", "infobox"))])
+    assert answer_starts(idx, "Which PEP introduced the walrus operator?", STOPWORDS) == {"PEP"}
+    assert idx.ground("PEP 572").text == "PEP 572"  # the label's colon is dropped
+    # the infobox is offered when its keys name a word of the question
+    tools = CollectionTools(coll, compact=True, sections_shown=2)
+    tools.focus = ["status", "walrus"]
+    assert "infobox" in tools.rank_sections("pep-0572", tools.sections("pep-0572"))[:2]

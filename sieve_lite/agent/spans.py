@@ -172,8 +172,18 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     if not cands:
         return set()
     q = " ".join(words(question))
+    # 'Which PEP ...?': the answer may be 'PEP 572', the question's noun and a number.
+    m = re.match(r"(?:which|what) (\w+)", q)
+    named: set[str] = set()
+    if m:
+        named = {a for ch in index.chunked
+                 for (a, _s, _e), (b, _s2, _e2) in zip(ch, ch[1:], strict=False)
+                 if a.casefold() == m.group(1) and any(x.isdigit() for x in b)}
+        cands |= named
     typed = cands
-    if re.match(r"(who|whom|whose)\b", q) or " who " in f" {q} ":
+    if named:
+        typed = named
+    elif re.match(r"(who|whom|whose)\b", q) or " who " in f" {q} ":
         typed = {c for c in cands if c[:1].isupper()}
     elif re.search(r"\b(when|what date|which date|what year|which year|which month|"
                    r"what month|version|release)\b", q):

@@ -204,17 +204,21 @@ class CollectionTools:
         if doc is None:
             return names
         texts: dict[str, str] = {}
+        heads: dict[str, str] = {}
         from ..fetch import section_names
 
         for name, s in zip(section_names([s["heading"] for s in doc["sections"]]),
                            doc["sections"], strict=True):
             texts[name] = s["text"]
+            heads[name] = name
         if doc.get("infobox"):
             texts["infobox"] = "\n".join(f"{k}: {v}" for k, v in doc["infobox"])
+            # The infobox's keys are its headings: 'Created' for 'when was it created'.
+            heads["infobox"] = " ".join(k for k, _ in doc["infobox"])
         stems = {w[:5] for w in self.focus}
 
         def score(name: str) -> tuple[int, int, int]:
-            head = {w[:5] for w in words(name)} & stems
+            head = {w[:5] for w in words(heads.get(name, name))} & stems
             body = {w[:5] for w in words(texts.get(name, ""))} & stems
             return (int(name == first), 2 * len(head) + len(body), -names.index(name))
 
