@@ -230,8 +230,8 @@ def select(args: argparse.Namespace) -> list[Q]:
         qs += wiki_questions(args.wiki)
     if args.questions:
         # An even spread over the list (not its head), so a subset keeps every kind.
-        step = max(1, len(qs) // args.questions)
-        qs = qs[::step][: args.questions]
+        n = min(args.questions, len(qs))
+        qs = [qs[int(i * len(qs) / n)] for i in range(n)]
     if args.ids:
         want = set(args.ids.split(","))
         qs = [q for q in qs if q.id in want]
