@@ -237,3 +237,15 @@ def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
     tools = CollectionTools(coll, compact=True, sections_shown=2)
     tools.focus = ["status", "walrus"]
     assert "infobox" in tools.rank_sections("pep-0572", tools.sections("pep-0572"))[:2]
+
+
+def test_small_models_answer_once_a_key_of_the_question_is_read(coll) -> None:
+    ep, bb, agent = episode(coll, ["fetch: 1 | infobox", "answer: Final"], suggest=False,
+                            answer_when_keyed=True,
+                            question="What is the status of the walrus operator PEP?")
+    assert ep.answer == "Final" and ep.citations == [Citation("pep-0572", "infobox")]
+    # after the infobox (its 'Status:' names a word of the question) the grammar of the
+    # next reply has only the answer, starting at the key's value
+    assert agent._answer_now()
+    g = agent._answer_grammar()
+    assert g.startswith("root ::= (answer)\n") and 'span ::= "Final"' in g

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import QueryError, SectionError
 from ..words import words
 from .backbones import Backbone, Message
-from .spans import Source, SpanIndex, answer_starts, chunk_words
+from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
 from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
 from .syntax import ActionError, action_grammar, parse_action
 from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
@@ -68,6 +68,7 @@ class Budgets:
     thought_chars: int = 160      # 0: no thought line
     stall_limit: int = 3          # stop after this many actions in a row without progress
     max_answer_chunks: int = 1500  # shown text offered to the answer grammar, in chunks
+    answer_when_keyed: bool = False  # answer right after a read with a 'key: value' match
 
 
 @dataclass
@@ -213,7 +214,10 @@ class Agent:
                 reason = "context"
                 break
             try:
-                grammar = self._grammar(uncited_answer=False) if self.use_grammar else None
+                grammar = None
+                if self.use_grammar:
+                    grammar = (self._answer_grammar() if self._answer_now()
+                               else self._grammar(uncited_answer=False))
             except _NothingLeft:
                 reason = "nothing-left"
                 break
@@ -698,6 +702,18 @@ class Agent:
                               uncited_answer=uncited_answer, queries=queries,
                               free_search=free, span_rules=span_rules,
                               thought_chars=self.budgets.thought_chars)
+
+    def _answer_now(self) -> bool:
+        """Small models (``answer_when_keyed``): once a read shows a 'key: value' line whose
+        key names a word of the question ('Created:' for 'when was it created'), the next
+        reply can only be the answer -- a small model otherwise wanders off to read more."""
+        if not (self.budgets.answer_when_keyed and self._span_rule() and self.read):
+            return False
+        from .queries import STOPWORDS
+
+        newest = max(self.read, key=lambda k: self.read[k])
+        idx = SpanIndex([Source(self.read_text[newest], newest)])
+        return bool(keyed_values(idx, self.question, STOPWORDS))
 
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS

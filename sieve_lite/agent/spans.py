@@ -192,6 +192,27 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     elif re.search(r"\bhow (many|much|big|long|large|old)\b", q):
         typed = {c for c in cands if any(ch.isdigit() for ch in c)}
     cands = typed or cands
+    keyed, labels = _keyed(index, stems)
+    cands = (cands - labels) or cands
+    return (keyed & cands) or cands
+
+
+def keyed_values(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
+    """First chunks of the values of 'key: value' lines whose key shares a word (on its
+    first five letters) with the question: the strongest sign that the answer is on screen."""
+    from ..words import words
+
+    stop = set(stopwords)
+    stems = {w[:5] for w in words(question) if w not in stop}
+    asked = set(words(question))
+    keyed, _labels = _keyed(index, stems)
+    return {c for c in keyed if not set(words(c)) <= asked | stop}
+
+
+def _keyed(index: SpanIndex, stems: set[str]) -> tuple[set[str], set[str]]:
+    """(values of keys naming a stem, every key) over the 'key: value' lines shown."""
+    from ..words import words
+
     keyed: set[str] = set()
     labels: set[str] = set()
     for src, ch in zip(index.sources, index.chunked, strict=True):
@@ -200,8 +221,7 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
                 labels.add(core)  # 'Author:' is a label, not an answer
                 if {w[:5] for w in words(core)} & stems:
                     keyed.add(ch[i + 1][0])
-    cands = (cands - labels) or cands
-    return (keyed & cands) or cands
+    return keyed, labels
 
 
 def _contains(hay: Sequence[str], needle: Sequence[str]) -> bool:
@@ -237,4 +257,4 @@ def _node(words: list[str], depth: int, names: dict[str, int], root: str) -> str
     return alts[0] if len(alts) == 1 else " | ".join(alts)
 
 
-__all__ = ["Grounded", "Source", "SpanIndex", "answer_starts", "chunk_words"]
+__all__ = ["Grounded", "Source", "SpanIndex", "answer_starts", "chunk_words", "keyed_values"]
