@@ -249,3 +249,15 @@ def test_small_models_answer_once_a_key_of_the_question_is_read(coll) -> None:
     assert agent._answer_now()
     g = agent._answer_grammar()
     assert g.startswith("root ::= (answer)\n") and 'span ::= "Final"' in g
+
+
+def test_answers_of_the_wrong_type_are_no_answer() -> None:
+    from sieve_lite.agent.loop import _type_mismatch
+
+    assert _type_mismatch("PEP 649", "Who co-authored the proposal?")
+    assert not _type_mismatch("Guido van Rossum", "Who wrote it?")
+    assert _type_mismatch("Final", "When was it created?")
+    assert not _type_mismatch("08-Mar-2002", "When was it created?")
+    assert not _type_mismatch("March 2002", "On what date was it created?")
+    assert _type_mismatch("Deferred", "On what date was it created?")
+    assert not _type_mismatch("anything", "Which PEP introduced it?")

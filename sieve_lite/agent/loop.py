@@ -25,6 +25,7 @@ observations that say how to fix them. Anything else raised by the engine or a b
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -416,6 +417,9 @@ class Agent:
                 step.info["citation_from_span"] = True
             cites = kept or cites
             self.acc.grounded = True
+        mismatch = _type_mismatch(text, self.question)
+        if mismatch:
+            return self._reject(step, final, mismatch)
         if not _says_more(text, self.question):
             return self._reject(step, final, f"the answer {text!r} only repeats words of the "
                                 "question; answer with what you read")
@@ -826,6 +830,27 @@ def _focus_words(question: str) -> list[str]:
     from .queries import STOPWORDS
 
     return [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS]
+
+
+_CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin", "al"}
+
+
+def _type_mismatch(answer: str, question: str) -> str:
+    """Why an answer is not of the type the question asks for ('' when it is): a 'who'
+    answer is a name (capitalised words, no digits); a 'when' answer has a number or a
+    month. Prefer no answer to one of the wrong kind."""
+    q = " ".join(words(question))
+    toks = answer.replace(",", " ").split()
+    if re.match(r"(who|whom)\b", q):
+        ok = toks and all((t[:1].isupper() and not any(c.isdigit() for c in t))
+                          or t.lower() in _CONNECTORS or t.lower() == "and" for t in toks)
+        return "" if ok else f"the question asks who, and {answer!r} is not a name"
+    if re.match(r"when\b", q) or re.search(r"\b(what|which) (date|year|day)\b", q):
+        months = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                  "dec")
+        ok = any(c.isdigit() for c in answer) or any(w[:3] in months for w in words(answer))
+        return "" if ok else f"the question asks when, and {answer!r} is not a date"
+    return ""
 
 
 def _says_more(answer: str, question: str) -> bool:
