@@ -71,7 +71,11 @@ def test_answers_under_the_span_grammar_are_spans(llama: LlamaBackbone) -> None:
         action, repair = parse_action(comp.text, "sieve")
         assert action.kind == "answer" and repair == ""
         want = chunk_words(action.text)
+        if comp.finish_reason == "length":
+            want = want[:-1]  # cut by max_tokens: the last chunk may be unfinished
         # a path of the automaton: each chunk follows the previous one somewhere
-        assert want and all(b in idx.succ[a] for a, b in zip(want, want[1:], strict=False))
+        assert all(b in idx.succ[a] for a, b in zip(want, want[1:], strict=False)), want
+        assert all(c in idx.succ for c in want), want
         g = idx.ground(action.text)
-        assert g is not None and g.text in flat or g.text == "Data Classes"
+        assert g is not None, action.text
+        assert g.text in flat or g.text == "Data Classes", g.text
