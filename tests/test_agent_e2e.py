@@ -14,7 +14,7 @@ import pytest
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", COLUMNS="100")
 
 
-def sieve_lite(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+def sieve_lite(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """The console script's entry point in a fresh interpreter (the venv's, whatever PATH)."""
     cmd = [sys.executable, "-c", "from sieve_lite.cli import main; main()", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
