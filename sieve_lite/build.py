@@ -39,6 +39,13 @@ from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
 from .store.layout import MAX_VALUES, value_rowid
 from .store.packing import pack
+from .store.passages import (
+    BatchPostings,
+    PostingsWriter,
+    batch_postings,
+    passage_words,
+    write_passages,
+)
 from .words import index_text
 
 BATCH_DOCS = 256          # documents per prepared batch
@@ -183,13 +190,16 @@ def _tune_fts(conn) -> None:
 Raw = tuple  # see above
 
 
-def prepare(batch: list[Raw]) -> list[tuple]:
-    """Normalise, pack and serialise a batch of documents (runs in a worker or inline).
+def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
+    """Normalise, pack and serialise a batch of documents (runs in a worker or inline), and
+    count the words of their passages (``store.passages``).
 
     Returns per document ``(title_idx, n_words, sections, infobox_idx, author_idx, digest,
-    meta_json)`` where ``sections`` is ``[(packed_text, body_idx, heading_idx), ...]``.
+    meta_json, passage_shape, passage_lengths)`` where ``sections`` is
+    ``[(packed_text, body_idx, heading_idx), ...]``, and the batch's passage postings.
     """
     out = []
+    cut = []
     for _rowid, doc_id, title, sections, infobox, authors, date, url, meta in batch:
         title_idx = index_text(title)
         n_words = title_idx.count(" ") + 1 if title_idx else 0
@@ -209,8 +219,11 @@ def prepare(batch: list[Raw]) -> list[tuple]:
         framed = json.dumps([doc_id, title, sections, infobox, authors, date, url],
                             ensure_ascii=False)
         digest = hashlib.sha256(f"{framed}\n{meta_json or ''}".encode()).digest()
-        out.append((title_idx, n_words, secs, ib, au, digest, meta_json))
-    return out
+        shape, passages = passage_words(title_idx, [(h, b) for _p, b, h in secs], ib, au)
+        cut.append(passages)
+        out.append((title_idx, n_words, secs, ib, au, digest, meta_json, shape,
+                    [len(p) for p in passages]))
+    return out, batch_postings(cut)
 
 
 def _worker_init(parent: int) -> None:
@@ -263,6 +276,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     batch_chars = 0
     total_chars = 0
     pending_vec: list[tuple[int, str]] = []
+    writer = PostingsWriter()
 
     def skip(err: DocumentError) -> None:
         if strict:
@@ -281,9 +295,10 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         pending_vec.clear()
         timings["embed"] += time.perf_counter() - t0
 
-    def write(raw: list[Raw], prepared: list[tuple]) -> None:
+    def write(raw: list[Raw], prepared: tuple[list[tuple], BatchPostings]) -> None:
         t0 = time.perf_counter()
-        _insert(conn, raw, prepared, stats, hasher)
+        docs, postings = prepared
+        _insert(conn, raw, docs, stats, hasher, postings, writer)
         timings["insert"] += time.perf_counter() - t0
         if progress:
             progress.update(task, completed=report.documents)
@@ -362,6 +377,9 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         drain(0)
         if embedder is not None:
             flush_vectors()
+        t0 = time.perf_counter()
+        writer.write(conn)
+        timings["postings"] = time.perf_counter() - t0
         conn.execute("COMMIT")
     except BaseException:
         if pool is not None:
@@ -390,15 +408,19 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
 
 
 def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
-            hasher: Any) -> None:
+            hasher: Any, postings: BatchPostings, writer: PostingsWriter) -> None:
     """Insert one prepared batch (rowids were given in the main process, in source order)."""
     from .documents import date_span
 
     docs, titles, secs, bodies, heads, ibs, ib_fts, aus, au_fts, doc_rows = (
         [] for _ in range(10))
+    passage_rows = []
+    first = writer.add(postings)
     for (rowid, doc_id, title, sections, infobox, authors, date, url, _meta), \
-            (title_idx, n_words, psecs, ib_idx, au_idx, digest, meta_json) \
+            (title_idx, n_words, psecs, ib_idx, au_idx, digest, meta_json, shape, plens) \
             in zip(raw, prepared, strict=True):
+        passage_rows.append((rowid, first, shape, plens))
+        first += len(plens)
         base = value_rowid(rowid, 0)
         span = date_span(date) if date else None
         if span:
@@ -454,6 +476,7 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
         conn.executemany("INSERT INTO fts_author(rowid, v) VALUES (?, ?)", au_fts)
     conn.executemany("INSERT INTO fts_doc(rowid, title, section, body, infobox, author) "
                      "VALUES (?, ?, ?, ?, ?, ?)", doc_rows)
+    write_passages(conn, passage_rows)
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str) -> None:

@@ -13,11 +13,14 @@ What a card says:
   rows of each field in the atom's scope, so a field is listed only when the atom really
   matches there (a phrase must hold within one field value, as the selection requires).
 * the **snippet** is at most ``SNIPPET_WORDS`` words copied from the original text of the
-  section with the most distinct positive words (ties: more hits, then the earlier section),
-  taken as the window of that many words with the most distinct positive words (ties: more
-  hits, then the earlier window), re-centred on the hits it holds, and names its section.
-  With no positive word in any section (a title-only or date-only match) it is the opening
-  of the first section with text.
+  document's best passage under passage-level BM25 (``rank.best_passage``: the same passages
+  and scores as the ``bm25`` ranker, whatever ranker ordered the list), so the snippet and the
+  ranking agree: a section (named by its fetchable name), the infobox (``Key: value`` entries,
+  named ``infobox``) or the author list (named ``authors``). Within it, the window of that many
+  words with the most distinct positive words (ties: more hits, then the earlier window),
+  re-centred on the hits it holds. When no passage scores (a document admitted by a heading-only
+  NOT, say), it is the opening of the first section with text. Only that passage's text is
+  read and unpacked.
 """
 
 from __future__ import annotations
@@ -27,17 +30,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bql.ast import Near, Term, expand_fields
-from .documents import INTRO
+from . import rank as rk
+from .bql.ast import Near, Term, expand_fields, positive_words
+from .documents import INFOBOX, INTRO
 from .fetch import section_names
-from .store.layout import doc_span
-from .store.packing import unpack
+from .store import cards as sql
+from .store.cards import FTS_TABLES
 from .words import word_spans
 
 SNIPPET_WORDS = 25
 HEADINGS_SHOWN = 24  # the compact and rich renderings list this many, then count the rest
-FTS_TABLES = {"title": "fts_title", "section": "fts_section", "body": "fts_body",
-              "infobox": "fts_infobox", "author": "fts_author"}
+AUTHORS = "authors"  # what a snippet from the author-list passage is named
 
 
 @dataclass
@@ -134,16 +137,11 @@ def fts_match(atom: Term | Near) -> str:
 def matched_fields(conn: Any, rowid: int, atoms: Sequence[Term | Near],
                    fields: Sequence[str]) -> list[str]:
     """Fields (in BQL order) where at least one positive atom matches this very document."""
-    lo, hi = doc_span(rowid)
     found: set[str] = set()
     for atom in atoms:
         expr = fts_match(atom)
         for f in expand_fields(atom.fields, tuple(fields)):
-            if f in found:
-                continue
-            table = FTS_TABLES[f]  # a fixed name from our own table, never user text
-            if conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? "
-                            "AND ? LIMIT 1", (expr, lo, hi)).fetchone():
+            if f not in found and sql.field_matches(conn, f, expr, rowid):
                 found.add(f)
     return [f for f in FTS_TABLES if f in found]
 
@@ -226,27 +224,48 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
 
 
 # -------------------------------------------------------------------------------- building
+def _snippet_source(coll: Any, rowid: int, names: list[str],
+                    words: Sequence[tuple[str, bool]]) -> list[tuple[str, str]]:
+    """(name, original text) of the passage the snippet comes from: the best one under
+    passage-level BM25, or every section when none scores (the opening of the first with
+    text is then taken)."""
+    conn = coll.conn
+    best = rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
+    if best is None or best[0] == "title":
+        return [(names[pos], text) for pos, text in sql.section_texts(conn, rowid)]
+    kind, pos = best
+    if kind == "section":
+        return [(names[pos], sql.section_text(conn, rowid, pos))]
+    if kind == "infobox":
+        return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in sql.infobox(conn, rowid)))]
+    return [(AUTHORS, ", ".join(sql.authors(conn, rowid)))]
+
+
+def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tuple[str, bool]]:
+    """The positive words of the atoms that search section text (``body``, ``tiab``, ``all``).
+
+    A snippet is section text, so these choose it: in ``"assignment expression"[title] OR
+    walrus`` the snippet must show ``walrus``, not a section that happens to say
+    "assignment". With no such atom (``fort[title]``) the caller uses every positive word."""
+    return [w for a in atoms if "body" in expand_fields(a.fields, tuple(fields))
+            for w in positive_words(a)]
+
+
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
     conn = coll.conn
-    doc_id, title, date, url = conn.execute(
-        "SELECT id, title, date, url FROM documents WHERE rowid = ?", (rowid,)).fetchone()
-    lo, hi = doc_span(rowid)
-    raw = [(h, unpack(t)) for h, t in conn.execute(
-        "SELECT heading, text FROM sections WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
-        (lo, hi))]
-    names = section_names([h for h, _ in raw])
-    keys = list(dict.fromkeys(k for (k,) in conn.execute(
-        "SELECT key FROM infobox WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi))))
-    authors = [a for (a,) in conn.execute(
-        "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi))]
-    text, section = snippet(list(zip(names, (t for _, t in raw), strict=True)), words)
+    doc_id, title, date, url = sql.document_row(conn, rowid)
+    names = section_names(sql.headings(conn, rowid))
+    keys = list(dict.fromkeys(k for k, _ in sql.infobox(conn, rowid)))
+    # The snippet is section text: the words of atoms that search it choose the passage.
+    snippet_words = body_words(atoms, coll.text_fields) or words
+    text, section = snippet(_snippet_source(coll, rowid, names, snippet_words), snippet_words)
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names,
-                infobox_keys=keys, date=date, authors=authors, url=url,
+                infobox_keys=keys, date=date, authors=sql.authors(conn, rowid), url=url,
                 matched_fields=matched_fields(conn, rowid, atoms, coll.text_fields),
                 snippet=text, snippet_section=section)
 
 
-__all__ = ["Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "build_card", "fts_match",
-           "matched_fields", "snippet"]
+__all__ = ["AUTHORS", "Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "body_words",
+           "build_card", "fts_match", "matched_fields", "snippet"]

@@ -36,6 +36,16 @@ from .store.packing import unpack
 from .words import word_spans, words
 
 MAX_TOKENS = 12_000
+FIRST_WORDS = 12  # words of each section an outline shows
+
+
+@dataclass
+class OutlineEntry:
+    """One line of a document's outline: a section's name, its length, how it begins."""
+
+    name: str
+    tokens: int
+    first_words: str
 
 
 @dataclass
@@ -51,6 +61,7 @@ class FetchResult:
     truncated: bool
     note: str = ""
     sections: list[str] = field(default_factory=list)  # the document's section names
+    outline: list[OutlineEntry] = field(default_factory=list)  # filled for the outline only
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "section": self.section, "text": self.text,
@@ -93,6 +104,14 @@ def _key(name: str) -> str:
 
 def count_tokens(text: str) -> int:
     return len(words(text))
+
+
+def first_words(text: str, n: int = FIRST_WORDS) -> str:
+    """The original text up to the end of its ``n``-th word, on one line ("..." when cut)."""
+    spans = word_spans(text)
+    if len(spans) <= n:
+        return " ".join(text.split())
+    return " ".join(text[: spans[n - 1][1]].split()) + " ..."
 
 
 def cut(text: str, limit: int = MAX_TOKENS) -> tuple[str, int, int]:
@@ -197,13 +216,18 @@ def fetch(coll: Any, doc: str | int, section: str | None = None,
     names = section_names([h for h, _ in secs])
     infobox = _infobox(coll, rowid)
     if section is None:
-        lines = [f"{n} ({count_tokens(t)} tokens)" for n, (_, t) in zip(names, secs, strict=True)]
+        outline = [OutlineEntry(n, count_tokens(t), first_words(t))
+                   for n, (_, t) in zip(names, secs, strict=True)]
+        lines = [f"{e.name} ({e.tokens} tokens)" for e in outline]
         if infobox:
             lines.append(f"{INFOBOX} ({len(infobox)} entries)")
+            entries = "; ".join(f"{k}: {v}" for k, v in infobox)
+            outline.append(OutlineEntry(INFOBOX, count_tokens(entries), first_words(entries)))
         text = "\n".join(lines)
         n = count_tokens(text)
         return FetchResult(doc_id, title, None, text, n, n, False,
-                           note="fetch one of these sections by name", sections=names)
+                           note="fetch one of these sections by name", sections=names,
+                           outline=outline)
     i = _pick(section, names, bool(infobox), doc_id)
     if i < 0:
         name, body = INFOBOX, "\n".join(f"{k}: {v}" for k, v in infobox)

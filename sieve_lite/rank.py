@@ -1,44 +1,36 @@
-"""Rankers over the whole admitted set: ``bm25``, ``dense`` and ``hybrid`` (RRF, k = 60).
+"""Rankers over the whole admitted set: ``bm25``, ``bm25-doc``, ``dense`` and ``hybrid``.
 
 BQL.md section 9.2: a ranker orders *every* document the selection admitted, never a truncated
 window, and can never bring back a document the selection refused. So every ranker here takes
 the admitted set (``admitted``: a numpy array of document rowids, or ``None`` for the whole
 collection, which is what the zero-hit fallback ranks) and scores all of it.
 
-* **bm25** is document-level BM25 over title + body, Lucene/Pyserini style (k1 0.9, b 0.4,
-  ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, ``tf / (tf + k1 * (1 - b + b * dl / avgdl))``,
-  dl = ``documents.n_words``, avgdl = meta ``avg_words``). Per query term, tf per document is
-  the number of its occurrences in the document's title row and section-text rows: one FTS5
-  MATCH per term per field, with a registered auxiliary function returning each row's
-  instance count; df is the number of documents with tf > 0. SQL gathers these
-  (term, document, tf) triples and numpy does the arithmetic (``bm25_scores``); the same formula
-  entirely in SQL (``bm25_sql_run``) is kept as the tests' reference - it was 4x slower,
-  its GROUP BYs dominating. Term statistics (N, df, avgdl) are collection-wide, as in
-  Lucene, whatever the selection.
-  A prefix word (``castle*``) is one scoring unit, like Lucene's SynonymQuery over all its
-  expansions: its tf is the number of words of the document that start with the stem (FTS5's
-  own prefix query counts them, so there is no expansion list to cap), its df the number of
-  documents holding any such word. A repeated query word weighs once per repeat (Anserini's
-  bag-of-words query does the same).
+* **bm25** is passage-level BM25: a document scores as its best passage. Passages
+  (``store.passages``): each section read with the document's title and the section's heading,
+  the infobox (title, keys, values), the author list (title, names). Statistics are over
+  passages (N passages, df = passages holding the term, dl = passage words, avgdl their
+  mean), Lucene/Pyserini style: k1 0.9, b 0.4, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``,
+  ``tf / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the query's positive words (a
+  repeated word weighs once per repeat). Postings were counted at build time; a query reads one
+  row per word (``passage_postings``) and numpy does the rest: no per-row Python. Long
+  sectioned documents (PEPs, RFCs) then compete by their most relevant part, and the infobox
+  and authors are scored.
+* **bm25-doc** is the paper's document-level BM25 over title + body (same constants, dl =
+  ``documents.n_words``): term frequencies per title and section-text row from FTS5, summed
+  per document. Kept for comparison (and the bm25s fidelity test).
+  In both, a prefix word (``castle*``) is one scoring unit, like Lucene's SynonymQuery over
+  all its expansions: tf = the words starting with the stem, df = units holding any.
 * **dense** is cosine similarity between the embedded positive words and each admitted
-  document's stored embedding. sqlite-vec's brute-force scan costs ~90 ms per 100k documents
-  and its rowid-restricted path ~50 us per row, so we read the vectors once per open
-  collection into a numpy matrix (~1 s per 100k documents, the first time) and score the
-  admitted rows with one matrix product (~10 ms per 100k). Exact float, no quantisation.
-  Over ``MAX_MATRIX_BYTES`` the vectors stay on disk and sqlite-vec's ``vec_distance_cosine``
-  does the work (slow but the same order; the tests compare the two).
+  document's stored embedding, one matrix product over vectors read once per open collection
+  (sqlite-vec's ``vec_distance_cosine`` above ``MAX_MATRIX_BYTES``; the tests compare both).
 * **hybrid** is reciprocal rank fusion (k = 60) of the full bm25 run and the full dense run of
-  the admitted set, computed in SQL: each run is bound as carrays of rowids and their ranks,
-  and ``sum(1.0 / (60 + rank))`` groups by document. Only the two top-``2k + 60`` lists can
-  hold the fused top ``k`` (proof at ``hybrid``), so only their documents are fused, each
-  with its rank counted over the whole run: exact, and no 200k-row GROUP BY at 100k
-  documents. ``rrf`` is the same fusion in pure Python and ``rrf_sql`` runs the production
-  SQL on given runs; the tests check that all three agree.
+  the admitted set. Only the two top-``2k + 60`` lists can hold the fused top ``k`` (proof at
+  ``hybrid``), so only their documents are fused, each with its rank counted over the whole run.
 
 Ties break by the document's string id, ascending, everywhere, so results are deterministic.
 A bm25 run contains the documents with a positive score; admitted documents that match no
-positive word in title or body follow them (by id) when bm25 ranks alone, and get their only
-RRF share from the dense run in hybrid.
+positive word follow them (by id) when bm25 ranks alone, and get their only RRF share from the
+dense run in hybrid.
 """
 
 from __future__ import annotations
@@ -47,19 +39,18 @@ import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
-import apsw
 import numpy as np
 
-from .store.layout import doc_sql
+from .store import ranking as sql
+from .store.passages import PassageIndex, Shape, term_postings
 
 K1 = 0.9
 B = 0.4
 RRF_K = 60
 MAX_MATRIX_BYTES = 2 << 30  # above this the vectors stay on disk (sqlite-vec path)
-RANKERS = ("bm25", "dense", "hybrid")
+RANKERS = ("bm25", "bm25-doc", "dense", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -69,6 +60,8 @@ class ScoringTerm:
     label: str  # as the user wrote it: 'castle' or 'cast*'
     match: str  # its FTS5 query: '"castle"' or '"cast"*'
     weight: int  # how many times the query repeats it
+    word: str = ""  # the BQL word (the stem of a prefix)
+    prefix: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,8 +81,8 @@ def scoring_terms(words: Sequence[tuple[str, bool]]) -> list[ScoringTerm]:
     Words are BQL words (letters and digits), so quoting them for FTS5 is always safe.
     """
     counts = Counter(words)
-    return [ScoringTerm(w + ("*" if p else ""), f'"{w}"' + ("*" if p else ""), counts[(w, p)])
-            for w, p in dict.fromkeys(words)]
+    return [ScoringTerm(w + ("*" if p else ""), f'"{w}"' + ("*" if p else ""), counts[(w, p)],
+                        w, p) for w, p in dict.fromkeys(words)]
 
 
 def query_text(words: Sequence[tuple[str, bool]]) -> str:
@@ -97,86 +90,27 @@ def query_text(words: Sequence[tuple[str, bool]]) -> str:
     return " ".join(w for w, _ in words)
 
 
-# ------------------------------------------------------------------------------------ bm25
-_TF_FUNCTION = "sieve_tf"
-_TF_BITS = 24  # packed rows: doc << 24 | tf (a field value holds < 16.7M of one word)
-_TF_MASK = (1 << _TF_BITS) - 1
-_registered: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def _ensure_tf_function(conn: apsw.Connection) -> None:
-    """Register the FTS5 auxiliary function ``sieve_tf(table)``: the number of phrase
-    instances the current MATCH found in the current row, i.e. the term frequency in one
-    field value. Measured 2x faster than counting rows of the fts5vocab ``instance`` tables
-    (34 vs 65 ms for a 19-word question on HotpotQA), whose per-occurrence rows dominate."""
-    if conn in _registered:
-        return
-    conn.register_fts5_function(_TF_FUNCTION, lambda api, *args: api.inst_count)
-    _registered.add(conn)
-
-
-def _bm25_ctes(terms: Sequence[ScoringTerm], restricted: bool) -> tuple[str, list[Any]]:
-    """CTEs ending in ``sc(d, s)``: the BM25 score of every admitted document with s > 0.
-
-    Parameters are positional ``?`` in text order. When ``restricted``, the caller binds the
-    admitted rowids (a carray) as the last parameter of this fragment.
-    """
-    qt_sql = " UNION ALL ".join("SELECT ? AS qi, ? AS m, ? AS qn" for _ in terms)
-    params: list[Any] = [x for qi, st in enumerate(terms) for x in (qi, st.match, st.weight)]
-    sql = (
-        f"qt(qi, m, qn) AS MATERIALIZED ({qt_sql}), "
-        # tf per field value (one title row, one row per section text), then per document
-        # (rowid >> 20). CROSS JOIN keeps qt outermost so each MATCH is an index lookup.
-        "tfr(qi, d, tf) AS ("
-        f" SELECT qt.qi, {doc_sql('fts_body.rowid')}, {_TF_FUNCTION}(fts_body) FROM qt"
-        "  CROSS JOIN fts_body WHERE fts_body MATCH qt.m"
-        " UNION ALL"
-        f" SELECT qt.qi, {doc_sql('fts_title.rowid')}, {_TF_FUNCTION}(fts_title) FROM qt"
-        "  CROSS JOIN fts_title WHERE fts_title MATCH qt.m), "
-        "tf(qi, d, tf) AS MATERIALIZED (SELECT qi, d, sum(tf) FROM tfr GROUP BY qi, d), "
-        # df is collection-wide (documents with tf > 0), whatever the selection, as in Lucene.
-        "df(qi, df) AS MATERIALIZED (SELECT qi, count(*) FROM tf GROUP BY qi), "
-        "sc(d, s) AS MATERIALIZED ("
-        " SELECT tf.d, sum(qt.qn * ln(1.0 + (? - df.df + 0.5) / (df.df + 0.5))"
-        "   * tf.tf / (tf.tf + ? * (1.0 - ? + ? * dd.n_words / ?)))"
-        " FROM tf JOIN df USING (qi) JOIN qt USING (qi) JOIN documents dd ON dd.rowid = tf.d"
-        + (" WHERE tf.d IN (SELECT value FROM carray(?))" if restricted else "")
-        + " GROUP BY tf.d)"
-    )
-    return sql, params
-
-
-def _bm25_params(n_docs: int, avgdl: float) -> list[Any]:
-    return [n_docs, K1, B, B, avgdl if avgdl > 0 else 1.0]
-
-
-def _carray(rowids: np.ndarray) -> Any:
-    """Bind an int64 array for ``carray(?)``. carray refuses empty arrays; rowid -1 never
-    exists, so a one-element [-1] stands for "nothing"."""
-    arr = np.ascontiguousarray(rowids, dtype=np.int64)
-    return apsw.carray(arr if len(arr) else np.full(1, -1, dtype=np.int64))
-
-
 # ---------------------------------------------------------------------- per-collection data
 class _Stats:
     """Per-document arrays indexed by rowid, read once per open collection (~30 ms per 100k
-    documents): BM25 lengths and each document's position in string-id order (ties)."""
+    documents): document-level BM25 lengths and each document's position in id order."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
-        rows = conn.execute("SELECT rowid, n_words FROM documents").fetchall()
+    def __init__(self, conn: Any) -> None:
+        rows = sql.document_lengths(conn)
         top = max((r for r, _ in rows), default=0)
         self.n_words = np.zeros(top + 1, dtype=np.float64)
         self.exists = np.zeros(top + 1, dtype=bool)
-        for r, n in rows:
-            self.n_words[r] = n
+        if rows:
+            r = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
+            self.n_words[r] = np.fromiter((n for _, n in rows), dtype=np.float64, count=len(rows))
             self.exists[r] = True
-        self.by_id = np.fromiter((r for (r,) in conn.execute(
-            "SELECT rowid FROM documents ORDER BY id")), dtype=np.int64, count=len(rows))
+        self.by_id = np.asarray(sql.rowids_by_id(conn), dtype=np.int64)
         self.id_rank = np.full(top + 1, len(rows), dtype=np.int64)
         self.id_rank[self.by_id] = np.arange(len(rows))
 
 
 _STATS: weakref.WeakKeyDictionary[Any, _Stats] = weakref.WeakKeyDictionary()
+_PASSAGES: weakref.WeakKeyDictionary[Any, PassageIndex] = weakref.WeakKeyDictionary()
 
 
 def _stats(coll: Any) -> _Stats:
@@ -184,6 +118,14 @@ def _stats(coll: Any) -> _Stats:
     if st is None:
         st = _STATS[coll] = _Stats(coll.conn)
     return st
+
+
+def passages(coll: Any) -> PassageIndex:
+    """The collection's passage arrays, read on first use and kept while it is open."""
+    p = _PASSAGES.get(coll)
+    if p is None:
+        p = _PASSAGES[coll] = PassageIndex(coll.conn)
+    return p
 
 
 def _sort(stats: _Stats, rowids: np.ndarray, scores: np.ndarray,
@@ -200,16 +142,8 @@ def _sort(stats: _Stats, rowids: np.ndarray, scores: np.ndarray,
     return rowids[order], scores[order]
 
 
-def _ids(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, str]:
-    if not len(rowids):
-        return {}
-    return dict(conn.execute("SELECT rowid, id FROM documents WHERE rowid IN "
-                             "(SELECT value FROM carray(?))",
-                             (_carray(np.asarray(rowids, dtype=np.int64)),)))
-
-
-def _ranked(conn: apsw.Connection, rowids: np.ndarray, scores: np.ndarray) -> list[Ranked]:
-    ids = _ids(conn, rowids.tolist())
+def _ranked(conn: Any, rowids: np.ndarray, scores: np.ndarray) -> list[Ranked]:
+    ids = sql.ids_of(conn, rowids)
     return [Ranked(int(r), ids[int(r)], float(s)) for r, s in zip(rowids, scores, strict=True)]
 
 
@@ -219,8 +153,19 @@ def _admitted_rows(stats: _Stats, admitted: np.ndarray | None) -> np.ndarray:
     return np.asarray(admitted, dtype=np.int64)
 
 
+def _restrict(stats: _Stats, rows: np.ndarray, scores: np.ndarray,
+              admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The (rows, scores) pairs whose row is admitted (all when ``admitted`` is None)."""
+    if admitted is None:
+        return rows, scores
+    mask = np.zeros(len(stats.exists), dtype=bool)
+    mask[np.asarray(admitted, dtype=np.int64)] = True
+    keep = mask[rows]
+    return rows[keep], scores[keep]
+
+
 def fill_by_id(coll: Any, ranked: list[Ranked], admitted: np.ndarray | None,
-                k: int) -> list[Ranked]:
+               k: int) -> list[Ranked]:
     """Append admitted documents no run reached (score 0, by id) until there are ``k``
     hits: the whole admitted set is ranked, the ones no positive word reached come last."""
     if len(ranked) >= k:
@@ -232,79 +177,164 @@ def fill_by_id(coll: Any, ranked: list[Ranked], admitted: np.ndarray | None,
     return ranked + _ranked(coll.conn, rest, np.zeros(len(rest)))
 
 
-# ------------------------------------------------------------------------------------ bm25
-def bm25_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
-    """BM25 score of every document, indexed by rowid (0 where no term occurs).
+# ------------------------------------------------------------------------ bm25 (passages)
+@dataclass
+class PassageScores:
+    """Passage-level BM25 of one query over the whole collection.
+
+    ``docs`` (ascending rowids) are the documents with a positive score, ``best`` their score
+    (their best passage's) and ``best_passage`` that passage's number (the first one among
+    equal scores).
+    """
+
+    docs: np.ndarray
+    best: np.ndarray
+    best_passage: np.ndarray
+
+    def passage_of(self, doc: int) -> int | None:
+        """The number of ``doc``'s best passage, or None when it scores 0."""
+        i = int(np.searchsorted(self.docs, doc))
+        if i < len(self.docs) and self.docs[i] == doc:
+            return int(self.best_passage[i])
+        return None
+
+
+_LAST: weakref.WeakKeyDictionary[Any, tuple[tuple, PassageScores]] = \
+    weakref.WeakKeyDictionary()
+
+
+def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
+    """Passage-level BM25 of ``terms`` (see the module docstring). The last result per
+    collection is kept, so the cards of a search reuse its ranking's work."""
+    key = tuple((t.word, t.prefix, t.weight) for t in terms)
+    last = _LAST.get(coll)
+    if last is not None and last[0] == key:
+        return last[1]
+    px = passages(coll)
+    size = len(px.doc)
+    norm = None
+    acc: np.ndarray | None = None
+    only: tuple[np.ndarray, np.ndarray] | None = None
+    for t in terms:
+        ids, tfs = term_postings(coll.conn, t.word, t.prefix, size)
+        if not len(ids):
+            continue
+        if norm is None:
+            norm = K1 * (1.0 - B + B * px.length / px.avgdl)
+        df = len(ids)
+        idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
+        s = (t.weight * idf) * tfs / (tfs + norm[ids])
+        if only is None and acc is None:
+            only = (ids, s)  # one term: its postings are already the touched passages
+            continue
+        if acc is None:
+            acc = np.zeros(size, dtype=np.float64)
+            acc[only[0]] = only[1]
+        acc[ids] += s  # passage numbers are unique within a term's postings
+    if acc is not None:
+        q = np.flatnonzero(acc)
+        s = acc[q]
+    elif only is not None:
+        q, s = only
+    else:
+        q, s = np.zeros(0, np.int64), np.zeros(0)
+    res = _best_per_doc(px.doc[q], q, s)
+    _LAST[coll] = (key, res)
+    return res
+
+
+def _best_per_doc(d: np.ndarray, q: np.ndarray, s: np.ndarray) -> PassageScores:
+    """Max score per document of passages (d, q, s), ascending q (so d is non-decreasing)."""
+    if not len(q):
+        z = np.zeros(0, np.int64)
+        return PassageScores(z, np.zeros(0), z)
+    starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
+    best = np.maximum.reduceat(s, starts)
+    seg = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(q))))
+    at = np.where(s == best[seg], np.arange(len(q)), len(q))
+    first = np.minimum.reduceat(at, starts)
+    return PassageScores(d[starts], best, q[first])
+
+
+def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str, int] | None:
+    """What ``doc``'s best passage under ``terms`` is: ("section", pos), ("infobox", 0),
+    ("author", 0) or ("title", 0); None when no passage scores."""
+    q = passage_bm25(coll, terms).passage_of(doc)
+    if q is None:
+        return None
+    px = passages(coll)
+    return px.shapes.get(doc, Shape(0, False, False)).kind(q - int(px.first[doc]))
+
+
+def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],
+                admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(rowids, scores) of the admitted documents with a positive passage-level score."""
+    run = passage_bm25(coll, terms)
+    return _restrict(_stats(coll), run.docs, run.best, admitted)
+
+
+def bm25_run(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
+             limit: int | None = None) -> list[Ranked]:
+    """Admitted documents with a positive passage-level BM25 score, best first (ties by id)."""
+    rows, scores = _bm25_pairs(coll, terms, admitted)
+    rows, scores = _sort(_stats(coll), rows, scores, limit)
+    return _ranked(coll.conn, rows, scores)
+
+
+def bm25(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
+         k: int) -> list[Ranked]:
+    """Top ``k`` of the whole admitted set under passage-level BM25."""
+    return fill_by_id(coll, bm25_run(coll, terms, admitted, k), admitted, k)
+
+
+# ------------------------------------------------------------------------- bm25-doc
+def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
+    """Document-level BM25 score of every document, indexed by rowid (0 where no term occurs).
 
     SQL gathers (document, tf) pairs from one FTS5 MATCH per term per field; numpy does the
-    arithmetic. Measured on HotpotQA questions (19 words): 38 ms, against 165 ms for the same
-    formula entirely in SQL (``bm25_sql_run``, kept as the reference), whose GROUP BYs and
-    joins over ~60k (term, row) pairs dominate.
+    arithmetic. Term statistics (N, df, avgdl) are collection-wide, as in Lucene.
     """
     stats = _stats(coll)
     scores = np.zeros(len(stats.n_words), dtype=np.float64)
     if not terms:
         return scores
-    conn = coll.conn
-    _ensure_tf_function(conn)
-    # One query per term, one packed integer per field value: doc << 24 | tf. Fetching one
-    # int per row instead of a (term, doc, tf) tuple measured 40% less CPU at 100k documents
-    # (12-word questions: 195 vs 330 ms), the row fetch being most of the cost.
-    sql = (f"SELECT ({doc_sql()} << {_TF_BITS}) | min({_TF_FUNCTION}(fts_body), {_TF_MASK})"
-           " FROM fts_body WHERE fts_body MATCH ?1 UNION ALL"
-           f" SELECT ({doc_sql()} << {_TF_BITS}) | min({_TF_FUNCTION}(fts_title), {_TF_MASK})"
-           " FROM fts_title WHERE fts_title MATCH ?1")
     n_docs = coll.documents
     avgdl = coll.avg_words if coll.avg_words > 0 else 1.0
     norm = K1 * (1.0 - B + B * stats.n_words / avgdl)
     for st in terms:
-        packed = np.fromiter(chain.from_iterable(conn.execute(sql, (st.match,))),
-                             dtype=np.int64)
+        packed = sql.document_tf(coll.conn, st.match)
         if not len(packed):
             continue
-        tf = np.bincount(packed >> _TF_BITS, weights=packed & _TF_MASK, minlength=len(scores))
+        tf = np.bincount(packed >> sql.TF_BITS, weights=packed & sql.TF_MASK,
+                         minlength=len(scores))
         df = np.count_nonzero(tf)
         idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         scores += st.weight * idf * tf / (tf + norm)
     return scores
 
 
-def bm25_run(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
-             limit: int | None = None) -> list[Ranked]:
-    """Admitted documents with a positive BM25 score, best first (ties by id)."""
-    rows, scores = _bm25_order(coll, terms, admitted, limit)
-    return _ranked(coll.conn, rows, scores)
-
-
-def _bm25_order(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
-                limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _bm25_doc_pairs(coll: Any, terms: Sequence[ScoringTerm],
+                    admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     stats = _stats(coll)
-    all_scores = bm25_scores(coll, terms)
+    all_scores = bm25_doc_scores(coll, terms)
     rows = _admitted_rows(stats, admitted)
     scores = all_scores[rows]
     pos = scores > 0
-    return _sort(stats, rows[pos], scores[pos], limit)
+    return rows[pos], scores[pos]
 
 
-def bm25(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
-         k: int) -> list[Ranked]:
-    """Top ``k`` of the whole admitted set under BM25."""
-    return fill_by_id(coll, bm25_run(coll, terms, admitted, k), admitted, k)
+def bm25_doc_run(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
+                 limit: int | None = None) -> list[Ranked]:
+    """Admitted documents with a positive document-level BM25 score, best first."""
+    rows, scores = _bm25_doc_pairs(coll, terms, admitted)
+    rows, scores = _sort(_stats(coll), rows, scores, limit)
+    return _ranked(coll.conn, rows, scores)
 
 
-def bm25_sql_run(coll: Any, terms: Sequence[ScoringTerm],
-                 admitted: np.ndarray | None) -> list[Ranked]:
-    """The same BM25 entirely in SQL (the reference the numpy path is tested against)."""
-    if not terms or (admitted is not None and len(admitted) == 0):
-        return []
-    _ensure_tf_function(coll.conn)
-    ctes, params = _bm25_ctes(terms, admitted is not None)
-    params += _bm25_params(coll.documents, coll.avg_words)
-    if admitted is not None:
-        params.append(_carray(admitted))
-    sql = ("WITH " + ctes + " SELECT sc.d, dd.id, sc.s FROM sc JOIN documents dd"
-           " ON dd.rowid = sc.d ORDER BY sc.s DESC, dd.id")
-    return [Ranked(r, i, s) for r, i, s in coll.conn.execute(sql, params)]
+def bm25_doc(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
+             k: int) -> list[Ranked]:
+    """Top ``k`` of the whole admitted set under document-level BM25 (the paper's)."""
+    return fill_by_id(coll, bm25_doc_run(coll, terms, admitted, k), admitted, k)
 
 
 # ----------------------------------------------------------------------------------- dense
@@ -312,8 +342,8 @@ class _Vectors:
     """A collection's document embeddings as one float32 matrix (rows in rowid order of
     ``doc_vectors``); ``row_of[rowid]`` is a document's row, -1 when it has no vector."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
-        rows = conn.execute("SELECT rowid, embedding FROM doc_vectors").fetchall()
+    def __init__(self, conn: Any) -> None:
+        rows = sql.vectors(conn)
         self.rowids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
         dim = len(rows[0][1]) // 4 if rows else 0
         self.matrix = np.frombuffer(b"".join(v for _, v in rows),
@@ -373,23 +403,15 @@ def _dense_scores(coll: Any, qvec: np.ndarray,
         # A small selection: copying its rows and multiplying them is cheaper than the product
         # over the whole matrix (0.3 vs 10 ms for 1k of 100k documents).
         return vec.rowids[idx], vec.matrix[idx] @ q
-    # A broad one: one product over the whole matrix (~10 ms per 100k), then pick; copying
-    # half the matrix first would cost more than it saves.
+    # A broad one: one product over the whole matrix (~10 ms per 100k), then pick.
     return vec.rowids[idx], (vec.matrix @ q)[idx]
 
 
-def _dense_order_sqlite(conn: apsw.Connection, qvec: np.ndarray,
+def _dense_order_sqlite(conn: Any, qvec: np.ndarray,
                         admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The same ordering computed by sqlite-vec (for collections too large to hold in RAM;
     also the tests' cross-check of the matrix path)."""
-    sql = ("SELECT v.rowid, 1.0 - vec_distance_cosine(v.embedding, ?) AS sim FROM doc_vectors v"
-           " JOIN documents dd ON dd.rowid = v.rowid")
-    params: list[Any] = [qvec.astype(np.float32).tobytes()]
-    if admitted is not None:
-        sql += " WHERE v.rowid IN (SELECT value FROM carray(?))"
-        params.append(_carray(admitted))
-    sql += " ORDER BY sim DESC, dd.id"
-    rows = conn.execute(sql, params).fetchall()
+    rows = sql.dense_sqlite(conn, qvec, admitted)
     return (np.asarray([r for r, _ in rows], dtype=np.int64),
             np.asarray([s for _, s in rows], dtype=np.float32))
 
@@ -401,19 +423,6 @@ def dense(coll: Any, qvec: np.ndarray, admitted: np.ndarray | None, k: int) -> l
 
 
 # ---------------------------------------------------------------------------------- hybrid
-# The fusion, shared by the production path and ``rrf_sql``: each run is bound as two carrays,
-# documents and their 1-based ranks in that run; a document sums 1 / (k + rank) over the runs
-# it appears in; ties break by string id.
-def _fuse_sql(n_runs: int) -> str:
-    ctes = ", ".join(f"run{i}(doc, r) AS (SELECT d.value, r.value FROM carray(?) d"
-                     " JOIN carray(?) r ON r.rowid = d.rowid)" for i in range(n_runs))
-    union = " UNION ALL ".join(f"SELECT doc, r FROM run{i}" for i in range(n_runs))
-    return (f"WITH {ctes}, "
-            f"fused(doc, s) AS (SELECT doc, sum(1.0 / (? + r)) FROM ({union}) GROUP BY doc) "
-            "SELECT fused.doc, dd.id, fused.s FROM fused JOIN documents dd ON dd.rowid = fused.doc"
-            " ORDER BY fused.s DESC, dd.id")
-
-
 def _ranks_in_run(stats: _Stats, rows: np.ndarray, scores: np.ndarray,
                   wanted: np.ndarray) -> np.ndarray:
     """1-based rank of each ``wanted`` rowid in the run (rows, scores) ordered by score
@@ -439,11 +448,22 @@ def _ranks_in_run(stats: _Stats, rows: np.ndarray, scores: np.ndarray,
     return out
 
 
+def fuse(stats: _Stats, cand: np.ndarray, ranks: Sequence[np.ndarray],
+         k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """RRF of candidates given their 1-based rank in each run (0 = absent): score = sum of
+    1 / (60 + rank) over the runs holding it; best first, ties by id."""
+    score = np.zeros(len(cand), dtype=np.float64)
+    for r in ranks:
+        score += np.where(r > 0, 1.0 / (RRF_K + np.maximum(r, 1)), 0.0)
+    keep = score > 0
+    return _sort(stats, cand[keep], score[keep], k)
+
+
 def hybrid(coll: Any, terms: Sequence[ScoringTerm], qvec: np.ndarray,
            admitted: np.ndarray | None, k: int) -> list[Ranked]:
     """Top ``k`` of the whole admitted set by RRF (k = 60) of the bm25 run (every admitted
     document with a positive score) and the dense run (every admitted document with a
-    vector), fused in SQL.
+    vector).
 
     Exact without fusing all of both runs: a document outside the top ``D = 2k + 60`` of both
     runs scores below ``2 / (61 + D) < 1 / (60 + k)``, while the top ``k`` of a run with at
@@ -453,41 +473,13 @@ def hybrid(coll: Any, terms: Sequence[ScoringTerm], qvec: np.ndarray,
     """
     stats = _stats(coll)
     depth = 2 * k + RRF_K
-    scores_all = bm25_scores(coll, terms)
-    rows = _admitted_rows(stats, admitted)
-    b_sc = scores_all[rows]
-    b_rows, b_sc = rows[b_sc > 0], b_sc[b_sc > 0]
+    b_rows, b_sc = _bm25_pairs(coll, terms, admitted)
     if _use_matrix(coll):
         d_rows, d_sc = _dense_scores(coll, qvec, admitted)
     else:
         d_rows, d_sc = _dense_order_sqlite(coll.conn, qvec, admitted)
     cand = np.union1d(_sort(stats, b_rows, b_sc, depth)[0], _sort(stats, d_rows, d_sc, depth)[0])
-    rb = _ranks_in_run(stats, b_rows, b_sc, cand)
-    rd = _ranks_in_run(stats, d_rows, d_sc, cand)
-    params: list[Any] = [_carray(cand[rb > 0]), _carray(rb[rb > 0]),
-                         _carray(cand[rd > 0]), _carray(rd[rd > 0]), RRF_K, k]
-    hits = [Ranked(r, i, s) for r, i, s in coll.conn.execute(_fuse_sql(2) + " LIMIT ?", params)]
+    rows, scores = fuse(stats, cand, [_ranks_in_run(stats, b_rows, b_sc, cand),
+                                      _ranks_in_run(stats, d_rows, d_sc, cand)], k)
     # Admitted documents with neither a bm25 score nor a vector still get a rank: last.
-    return fill_by_id(coll, hits, admitted, k)
-
-
-def rrf(runs: Sequence[Sequence[Ranked]], k: int = RRF_K) -> list[Ranked]:
-    """Reciprocal rank fusion in pure Python: score = sum over runs of 1 / (k + rank)."""
-    scores: dict[int, float] = {}
-    ids: dict[int, str] = {}
-    for run in runs:
-        for rank, hit in enumerate(run, start=1):
-            scores[hit.rowid] = scores.get(hit.rowid, 0.0) + 1.0 / (k + rank)
-            ids[hit.rowid] = hit.id
-    return sorted((Ranked(r, ids[r], s) for r, s in scores.items()),
-                  key=lambda h: (-h.score, h.id))
-
-
-def rrf_sql(conn: apsw.Connection, runs: Sequence[Sequence[Ranked]],
-            k: int = RRF_K) -> list[Ranked]:
-    """The same fusion through the SQL the hybrid ranker runs (to check that the two agree)."""
-    params: list[Any] = []
-    for run in runs:
-        params.append(_carray(np.asarray([h.rowid for h in run], dtype=np.int64)))
-        params.append(_carray(np.arange(1, len(run) + 1, dtype=np.int64)))
-    return [Ranked(r, i, s) for r, i, s in conn.execute(_fuse_sql(len(runs)), params + [k])]
+    return fill_by_id(coll, _ranked(coll.conn, rows, scores), admitted, k)

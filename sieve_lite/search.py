@@ -68,7 +68,7 @@ class Hit:
 @dataclass
 class SearchResult:
     query: str
-    ranker: str  # the ranker that ran: bm25, dense, hybrid, or id (nothing to rank by)
+    ranker: str  # the ranker that ran: bm25, bm25-doc, dense, hybrid, or id (nothing to rank by)
     total: int  # exact size of the admitted set
     results: list[Hit] = field(default_factory=list)
     fallback: bool = False
@@ -178,6 +178,8 @@ def rank_set(coll: Any, words: list[tuple[str, bool]], admitted: np.ndarray | No
     terms = rk.scoring_terms(words)
     if ranker == "bm25":
         return ranker, rk.bm25(coll, terms, admitted, k)
+    if ranker == "bm25-doc":
+        return ranker, rk.bm25_doc(coll, terms, admitted, k)
     try:
         qvec = rk.embed_query(coll, rk.query_text(words))
     except EnvironmentProblem as e:

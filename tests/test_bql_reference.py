@@ -2,8 +2,9 @@
 
 Four layers, each independent of the engine's SQL:
 
-1. the shared examples (``shared/bql-examples``): the engine and the brute force must both admit
-   exactly the ids given there, and bad queries must be refused at the column the example names;
+1. the contract's examples (``tests/data/bql-examples``): the engine and the brute force must
+   both admit exactly the ids given there, and bad queries must be refused at the column the
+   example names;
 2. hand-checked expectations and BQL.md equivalences over ``tests/fixture_corpus.jsonl``;
 3. golden files of the parser author (``tests/golden/*.jsonl``), when there are any;
 4. generated queries (hypothesis): each query is generated *together with its meaning* (an AST
@@ -56,8 +57,7 @@ from sieve_lite.errors import QueryError
 from sieve_lite.words import words
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-EXAMPLES = SHARED / "bql-examples"
+EXAMPLES = HERE / "data" / "bql-examples"
 FIXTURE = HERE / "fixture_corpus.jsonl"
 GOLDEN = HERE / "golden"
 
@@ -93,8 +93,6 @@ def fixture_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
 
 @pytest.fixture(scope="module")
 def examples_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
-    if not (EXAMPLES / "corpus.jsonl").exists():
-        pytest.skip(f"no shared examples at {EXAMPLES}")
     env = _env("examples", EXAMPLES / "corpus.jsonl", tmp_path_factory.mktemp("bql-examples"))
     yield env
     env.engine.close()
@@ -108,8 +106,6 @@ def _diverge(env: Env, query: str, want: set[str], got: set[str], what: str) -> 
 # ------------------------------------------------------------------------- 1. shared examples
 def _example_queries() -> list[dict[str, Any]]:
     path = EXAMPLES / "queries.jsonl"
-    if not path.exists():
-        return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
 

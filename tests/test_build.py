@@ -75,9 +75,9 @@ def test_round_trip_of_every_field(tmp_path: Path) -> None:
     assert list(full["meta"]) == ["source", "n", "nested", "_own"]
 
 
-def test_examples_db_round_trip(examples_db: Path, shared_dir: Path) -> None:
+def test_examples_db_round_trip(examples_db: Path, data_dir: Path) -> None:
     with sieve_lite.open(examples_db) as coll:
-        for line in (shared_dir / "bql-examples/corpus.jsonl").read_text().splitlines():
+        for line in (data_dir / "bql-examples/corpus.jsonl").read_text().splitlines():
             d = json.loads(line)
             if "text" in d:
                 d["sections"] = [{"heading": "(intro)", "text": d.pop("text")}]
@@ -97,15 +97,15 @@ def test_repeated_id_names_both_lines(tmp_path: Path) -> None:
 
 
 def test_content_hash_is_deterministic_and_inline_equals_workers(tmp_path: Path,
-                                                                 shared_dir: Path,
+                                                                 data_dir: Path,
                                                                  monkeypatch) -> None:
-    docs = [d for d in iter_documents([shared_dir / "data/qa/musique/corpus.json"])]
+    docs = [d for d in iter_documents([data_dir / "qa/musique/corpus.json"])]
     a = build_collection(docs, tmp_path / "a.db", embed=False, workers=0)
     monkeypatch.setattr(build_mod, "POOL_AFTER_CHARS", 0)
     monkeypatch.setattr(build_mod, "BATCH_DOCS", 50)
     b = build_collection(docs, tmp_path / "b.db", embed=False, workers=2)
     assert a.workers == 0 and b.workers == (2 if build_mod._can_fork() else 0)
-    assert a.words == b.words and a.documents == b.documents == 1890
+    assert a.words == b.words and a.documents == b.documents == 236
 
     def dump(p: Path) -> tuple:
         conn = apsw.Connection(str(p), flags=apsw.SQLITE_OPEN_READONLY)
@@ -159,12 +159,12 @@ def test_cli_strict_stops_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists() and temps(tmp_path) == []
 
 
-def test_cli_build_folder_with_format(tmp_path: Path, shared_dir: Path) -> None:
-    r = sieve("build", str(shared_dir / "data/structured/wikipedia"), "-o", "w.db",
+def test_cli_build_folder_with_format(tmp_path: Path, data_dir: Path) -> None:
+    r = sieve("build", str(data_dir / "structured/wikipedia"), "-o", "w.db",
               "--format", "wikipedia", "--no-embed", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     with sieve_lite.open(tmp_path / "w.db") as coll:
-        assert coll.documents == 11 and "infobox" in coll.fields
+        assert coll.documents == 2 and "infobox" in coll.fields
     r = sieve("build", "nowhere", "-o", "n.db", "--no-embed", cwd=tmp_path)
     assert r.returncode == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
 
@@ -178,13 +178,13 @@ def old_file(tmp_path: Path, examples_db: Path) -> tuple[Path, bytes]:
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_exception_mid_stream_leaves_old_file(tmp_path: Path, examples_db: Path,
-                                              shared_dir: Path, workers: int,
-                                              monkeypatch) -> None:
+                                              workers: int, monkeypatch) -> None:
     monkeypatch.setattr(build_mod, "POOL_AFTER_CHARS", 0)
     out, before = old_file(tmp_path, examples_db)
+    src = _big_jsonl(tmp_path / "src.jsonl", 5000)
 
     def docs() -> Iterator[Document | DocumentError]:
-        for i, d in enumerate(iter_documents([shared_dir / "data/qa/2wiki/corpus.json"])):
+        for i, d in enumerate(iter_documents([src])):
             if i == 3000:
                 raise RuntimeError("source broke")
             yield d
@@ -300,7 +300,7 @@ def test_info_json(examples_db: Path) -> None:
     assert info["documents"] == 67 and info["sections"] == 1242
     assert info["fields"] == ["title", "section", "body", "infobox", "author", "date", "tiab",
                               "all"]
-    assert info["schema_version"] == 1
+    assert info["schema_version"] == 2
     assert info["tokenizer"].startswith("sieve-words-v1")
     assert info["embed_model"] is None and info["embed_dim"] is None
     assert info["avg_words"] > 100

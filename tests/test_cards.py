@@ -32,8 +32,7 @@ from sieve_lite.words import words
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden" / "cards"
 CORPUS = GOLDEN / "corpus.jsonl"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-EXAMPLES = SHARED / "bql-examples" / "corpus.jsonl"
+EXAMPLES = HERE / "data" / "bql-examples" / "corpus.jsonl"
 
 
 def _build(tmp: Path, src: Path) -> Path:
@@ -54,8 +53,8 @@ def peps(tmp_path_factory):
         yield c
 
 
-def _card(coll, query: str, doc_id: str):
-    res = coll.search(query, k=1000, ranker="bm25")
+def _card(coll, query: str, doc_id: str, ranker: str = "bm25"):
+    res = coll.search(query, k=1000, ranker=ranker)
     return next(h.card for h in res.results if h.id == doc_id)
 
 
@@ -83,12 +82,16 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_snippet_picks_section_with_most_distinct_words(coll):
+def test_snippet_comes_from_best_passage(coll):
     card = _card(coll, "alpha OR beta", "snip")
-    # 'Alpha only' has five hits of one word; 'Both' and 'Late' have both words once each:
-    # most distinct words first, then most hits, then the earlier section.
-    assert card.snippet_section == "Both"
-    assert "alpha and the beta met" in card.snippet
+    # The best passage under passage-level BM25: 'Late' holds both words in two, 'Both' holds
+    # them among ~300 words and 'Alpha only' one word five times.
+    assert card.snippet_section == "Late" and card.snippet == "alpha beta"
+    # the snippet agrees with the ranker even when another ranker ordered the list
+    assert _card(coll, "alpha OR beta", "snip", "bm25-doc").snippet_section == "Late"
+    # a title-only match: no passage beats another on the title, the shortest wins; here the
+    # needle is also in the body of part 33
+    assert _card(coll, "needle", "many").snippet_section == "Part 33"
 
 
 def test_snippet_is_a_window_of_original_text(coll, peps):

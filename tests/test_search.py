@@ -16,8 +16,7 @@ from sieve_lite.errors import QueryError
 from sieve_lite.search import clause_text, render_compact
 from sieve_lite.sources import iter_documents
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-EXAMPLES = SHARED / "bql-examples"
+EXAMPLES = Path(__file__).resolve().parent / "data" / "bql-examples"
 QUERIES = [json.loads(line) for line in (EXAMPLES / "queries.jsonl").open(encoding="utf-8")]
 
 

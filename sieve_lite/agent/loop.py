@@ -277,7 +277,7 @@ class Agent:
                           "engine_query": res.engine_query, "notes": res.notes,
                           "clause_counts": res.clause_counts, "new_documents": new,
                           "hits": [{"rank": h.rank, "id": h.id, "title": h.title,
-                                    "card": h.card} for h in res.hits]})
+                                    "card": h.card, "data": h.data} for h in res.hits]})
         return new
 
     # -- one step --------------------------------------------------------------------------

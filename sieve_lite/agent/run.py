@@ -39,7 +39,7 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
                  n_ctx: int = 8192, ranker: str | None = None,
                  transcript: str | os.PathLike[str] | None = None, live: Any = False,
                  overrides: dict[str, Any] | None = None, budgets: Any = None,
-                 backbone_obj: Any = None) -> Any:
+                 backbone_obj: Any = None, verbose: bool = False) -> Any:
     """Open the collection, make the backbone, build the manual, run one episode.
 
     ``live`` is False, True (a live view on stderr) or an event sink of the caller's.
@@ -60,7 +60,10 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
         if writer:
             sinks.append(writer)
         if live is True:
-            sinks.append(LiveView())
+            from ..markup import markup_of_source
+
+            sinks.append(LiveView(verbose=verbose,
+                                  markup=markup_of_source(coll.meta.get("source", ""))))
         elif callable(live):
             sinks.append(live)
 

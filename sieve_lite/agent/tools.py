@@ -39,6 +39,7 @@ class Hit:
     card: str = ""                                      # the compact text shown to the model
     snippet_section: str = ""                           # where the card's snippet comes from
     byline: str = ""                                    # date and authors, as shown
+    data: dict[str, Any] = field(default_factory=dict)  # the card as data (people's view)
 
 
 @dataclass
@@ -187,7 +188,8 @@ class CollectionTools:
                 meta.append("by " + ", ".join(_strip_mail(a) for a in authors))
             hits.append(Hit(rank=int(h.rank), id=str(h.id), title=str(h.title), sections=secs,
                             card=self._card_text(h, secs), snippet_section=snip,
-                            byline="; ".join(m for m in meta if m)))
+                            byline="; ".join(m for m in meta if m),
+                            data=card.to_dict() if hasattr(card, "to_dict") else {}))
         return SearchOutcome(query=query, engine_query=engine_query, total=int(res.total),
                              fallback=bool(getattr(res, "fallback", False)), hits=hits,
                              notes=[str(n) for n in (getattr(res, "notes", None) or [])],

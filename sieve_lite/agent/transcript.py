@@ -52,9 +52,10 @@ def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return events
 
 
-def replay(path: str | os.PathLike[str], console: Any = None) -> dict[str, Any] | None:
+def replay(path: str | os.PathLike[str], console: Any = None,
+           verbose: bool = False) -> dict[str, Any] | None:
     """Print a transcript with the live view; returns its ``end`` event (None if cut short)."""
-    view = LiveView(console)
+    view = LiveView(console, verbose=verbose)
     end = None
     for event in read_transcript(path):
         view(event)
@@ -65,13 +66,21 @@ def replay(path: str | os.PathLike[str], console: Any = None) -> dict[str, Any] 
 
 class LiveView:
     """Renders events on a rich console: each step's action, its cards or the section read and
-    its size, mistakes in red, then the answer with its citations."""
+    its size, mistakes in red, then the answer with its citations.
 
-    def __init__(self, console: Any = None, show_cards: bool = True) -> None:
+    Cards and reads are the people's rendering of ``sieve_lite.terminal``: the first three
+    cards of a search in full and the rest one line each, the first lines of a section read
+    with the last search's words highlighted; ``verbose`` shows every card and whole reads."""
+
+    def __init__(self, console: Any = None, show_cards: bool = True,
+                 verbose: bool = False, markup: str | None = None) -> None:
         from rich.console import Console
 
         self.console = console or Console(stderr=True, highlight=False)
         self.show_cards = show_cards
+        self.verbose = verbose
+        self.markup = markup  # the collection's (``markup.markup_of_source``); None: guess
+        self.words: list[tuple[str, bool]] = []  # the last search's words, to highlight
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = getattr(self, "_on_" + str(event.get("event", "")).replace("-", "_"), None)
@@ -90,6 +99,7 @@ class LiveView:
 
     def _on_step(self, e: dict[str, Any]) -> None:
         from rich.markup import escape
+        from rich.text import Text
 
         c = self.console
         action = e.get("action") or {}
@@ -118,9 +128,13 @@ class LiveView:
                     c.print("  [yellow]0 admitted: fallback ranking by the query's words[/yellow]")
                 else:
                     c.print(f"  [green]{info.get('total', 0)} admitted[/green]")
+                from ..terminal import live_hits, query_words
+
+                self.words = query_words(ran or action["query"])
                 if self.show_cards:
-                    for hit in info.get("hits", []):
-                        c.print("  " + escape(hit["card"]).replace("\n", "\n  "))
+                    for line in live_hits(info.get("hits", []), self.words, c.width - 2,
+                                          verbose=self.verbose, boxed=c.is_terminal):
+                        c.print(Text("  ") + line, crop=False)
         elif kind in ("fetch", "visit"):
             target = action.get("doc", "")
             if kind == "fetch":
@@ -133,6 +147,14 @@ class LiveView:
                         f"{escape(str(info.get('section')))}[/bold] "
                         f"({escape(str(info.get('title', '')))}): {info.get('tokens', 0)} "
                         f"tokens{cut}")
+                text = str(e.get("observation") or "").partition("\n")[2]  # under its head
+                if self.show_cards and text.strip():
+                    from rich.padding import Padding
+
+                    from ..terminal import live_read
+
+                    c.print(Padding(live_read(text, self.words, markup=self.markup,
+                                              verbose=self.verbose), (0, 0, 0, 4)))
         elif kind == "answer":
             c.print(f"[bold cyan]{label}[/bold cyan] [bold]answer[/bold] "
                     f"{escape(action.get('text', ''))}{repair} [dim]({timing})[/dim]")

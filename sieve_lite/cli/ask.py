@@ -53,11 +53,13 @@ from ._common import EXIT_FOUND, EXIT_NOTHING, print_json
               help="Show a transcript written by --transcript (the view on stderr, the answer "
                    "on stdout), and exit.")
 @click.option("--quiet", "-q", is_flag=True, help="No live view: only the answer.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Live view: every card in full (not only the first 3) and whole reads.")
 def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: str,
         max_steps: int | None, k: int | None, read_tokens: int | None,
         thought_chars: int | None, no_seed: bool, free_answer: bool, n_ctx: int,
         ranker: str | None, as_json: bool, transcript: Path | None, replay: Path | None,
-        quiet: bool) -> None:
+        quiet: bool, verbose: bool) -> None:
     """Answer QUESTION by searching, inspecting cards and fetching sections of DB (default:
     the shipped PEP collection) with a local model, offline. With one argument it is the
     question; with two, the first is the collection.
@@ -66,7 +68,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     stdout; the live view goes to stderr when stderr is a terminal. Exit 0 with an answer,
     1 when none was found (the best evidence read is shown on stderr)."""
     if replay is not None:
-        _replay(replay, as_json)
+        _replay(replay, as_json, verbose)
         return
     if not args:
         raise click.UsageError("give a QUESTION (and optionally a DB before it)")
@@ -95,7 +97,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     live = not quiet and sys.stderr.isatty()
     episode = run_question(db, question, model=model, backbone=backbone, mode=mode,
                            n_ctx=n_ctx, ranker=ranker, transcript=transcript, live=live,
-                           overrides=overrides)
+                           overrides=overrides, verbose=verbose)
     _finish(episode.to_json(), as_json)
 
 
@@ -117,7 +119,7 @@ def _finish(end: dict, as_json: bool) -> None:
     raise SystemExit(EXIT_FOUND if answered else EXIT_NOTHING)
 
 
-def _replay(path: Path, as_json: bool) -> None:
+def _replay(path: Path, as_json: bool, verbose: bool = False) -> None:
     from rich.console import Console
 
     from ..agent.transcript import read_transcript, replay
@@ -131,7 +133,7 @@ def _replay(path: Path, as_json: bool) -> None:
         return
     # Replay is an explicit request to see the view: it goes to stderr like a live run's,
     # so that stdout carries only the answer here too.
-    end = replay(path, Console(stderr=True, highlight=False))
+    end = replay(path, Console(stderr=True, highlight=False), verbose)
     if end is None:
         raise SieveError(f"{path} has no end event (the episode was cut short)")
     _finish(end, False)

@@ -40,10 +40,12 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
     import sieve_lite
 
     from .. import bql
-    from ..search import render_compact, render_rich
+    from ..search import render_compact
     from ..search import search as run_search
+    from ..terminal import print_search, query_words
 
     with sieve_lite.open(db) as coll:
+        words = query_words(query, coll.fields)
         extra: dict = {}
         if show_explain or show_sql:
             node = bql.parse(query, coll.fields)
@@ -68,7 +70,7 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
         else:
             from rich.console import Console
 
-            render_rich(res, Console())
+            print_search(res, Console(highlight=False), words)
     raise SystemExit(EXIT_FOUND if res.results else EXIT_NOTHING)
 
 
@@ -77,14 +79,23 @@ def search(db: Path, query: str, k: int, ranker: str, strict: bool, as_json: boo
 @click.argument("doc")
 @click.argument("section", required=False)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-def fetch(db: Path, doc: str, section: str | None, as_json: bool) -> None:
+@click.option("--highlight", metavar="QUERY", default=None,
+              help="Highlight the positive words of this BQL query (the search you came from).")
+def fetch(db: Path, doc: str, section: str | None, as_json: bool, highlight: str | None) -> None:
     """Print one SECTION of document DOC (its id); without SECTION, its outline."""
     import sieve_lite
 
+    from ..markup import markup_of_source
+    from ..terminal import print_fetch, query_words
+
     with sieve_lite.open(db) as coll:
         res = coll.fetch(doc, section)
+        markup = markup_of_source(coll.meta.get("source", ""))
+        words = query_words(highlight, coll.fields) if highlight else []
     if as_json:
         print_json(res.to_dict())
     else:
-        click.echo(res.render())
+        from rich.console import Console
+
+        print_fetch(res, Console(highlight=False), words, markup)
 

@@ -66,4 +66,5 @@ def check_version(conn: apsw.Connection, path: str) -> None:
 
 
 REQUIRED_TABLES = ("meta", "documents", "sections", "infobox", "authors", "fts_title",
-                   "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc")
+                   "fts_section", "fts_body", "fts_infobox", "fts_author", "fts_doc",
+                   "passages", "passage_postings")

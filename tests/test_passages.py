@@ -1,0 +1,99 @@
+"""Passage statistics (``store.passages``): packing round-trips, and adding or removing one
+document in place leaves exactly the postings a fresh build of the same documents has."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sieve_lite import store
+from sieve_lite.build import build_collection
+from sieve_lite.documents import Document
+from sieve_lite.store import passages as ps
+from sieve_lite.words import index_text
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "peps-sample.jsonl"
+
+
+def _docs() -> list[dict]:
+    return [json.loads(line) for line in SAMPLE.open(encoding="utf-8")]
+
+
+def _build(path: Path, docs: list[dict]) -> Path:
+    build_collection((Document.from_dict(d) for d in docs), path, embed=False, quiet=True)
+    return path
+
+
+def _canonical(path: Path) -> dict[str, list[tuple[str, int, int]]]:
+    """Every term's postings as (document id, passage index in it, tf): independent of how
+    passages happen to be numbered."""
+    conn = store.connect(path)
+    try:
+        ids = dict(conn.execute("SELECT rowid, id FROM documents"))
+        owner: dict[int, tuple[str, int]] = {}
+        for doc, first, lens in conn.execute("SELECT doc, first, lens FROM passages"):
+            for j in range(len(lens) // 4):
+                owner[first + j] = (ids.get(doc, f"removed:{doc}"), j)
+        out = {}
+        for term, df, data in conn.execute("SELECT term, df, data FROM passage_postings"):
+            q, tf = ps.decode(data)
+            assert df == len(q) and (np.diff(q) > 0).all()
+            out[term] = sorted((*owner[int(a)], int(b)) for a, b in zip(q, tf, strict=True))
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("top", [0, 1, 255, 256, 65_535, 65_536, 2**32, 2**40])
+def test_encode_decode_round_trip(top):
+    rng = np.random.default_rng(top)
+    ids = np.unique(rng.integers(0, top + 1, 50))
+    tfs = rng.integers(1, 300, len(ids))
+    got_ids, got_tfs = ps.decode(ps.encode(ids, tfs))
+    assert got_ids.tolist() == ids.tolist() and got_tfs.tolist() == tfs.tolist()
+
+
+def _cut(d: Document) -> tuple[ps.Shape, list[list[str]]]:
+    from sieve_lite.documents import INTRO
+
+    return ps.passage_words(index_text(d.title),
+                            [("" if s.heading == INTRO else index_text(s.heading),
+                              index_text(s.text)) for s in d.sections],
+                            [index_text(f"{k}: {v}") for k, v in d.infobox],
+                            [index_text(a) for a in d.authors])
+
+
+def test_add_in_place_equals_fresh_build(tmp_path):
+    docs = _docs()
+    full = _canonical(_build(tmp_path / "full.db", docs))
+    part = _build(tmp_path / "part.db", docs[:20])
+    conn = store.connect(part, readonly=False)
+    with conn:
+        for i, d in enumerate(docs[20:], start=21):
+            doc = Document.from_dict(d)
+            # the document row only so the canonical form can name it (add's job elsewhere)
+            conn.execute("INSERT INTO documents(rowid, id, title, n_words) VALUES (?, ?, ?, 0)",
+                         (i, doc.id, doc.title))
+            ps.add_document(conn, i, *_cut(doc))
+    conn.close()
+    assert _canonical(part) == full
+
+
+def test_remove_in_place_equals_fresh_build(tmp_path):
+    docs = _docs()
+    gone = docs[7]
+    path = _build(tmp_path / "all.db", docs)
+    conn = store.connect(path, readonly=False)
+    with conn:
+        rowid = conn.execute("SELECT rowid FROM documents WHERE id = ?", (gone["id"],)
+                             ).fetchone()[0]
+        shape, words = ps.stored_passage_words(conn, rowid)
+        assert (shape, words) == _cut(Document.from_dict(gone))
+        ps.remove_document(conn, rowid, words)
+        conn.execute("DELETE FROM documents WHERE rowid = ?", (rowid,))
+    conn.close()
+    assert _canonical(path) == _canonical(_build(tmp_path / "rest.db",
+                                                 [d for d in docs if d is not gone]))
