@@ -80,6 +80,7 @@ def test_grammar_cannot_repeat_a_search_or_a_read(coll) -> None:
     ep, bb, agent = episode(coll, ["fetch: 1 | (intro)", "answer: x\ncite: 1 | (intro)"],
                             free_search=False, max_steps=1,
                             span_answer=False, question="Who proposed the walrus?")
+    agent.budgets.max_steps = 10  # steps left: searching is still worth it
     agent.suggested = ['"walrus operator"', "walrus[title]"]
     agent.done[("search", "walrus[title]")] = 1
     g = agent._grammar()
@@ -261,3 +262,15 @@ def test_answers_of_the_wrong_type_are_no_answer() -> None:
     assert not _type_mismatch("March 2002", "On what date was it created?")
     assert _type_mismatch("Deferred", "On what date was it created?")
     assert not _type_mismatch("anything", "Which PEP introduced it?")
+
+
+def test_no_search_when_its_results_could_not_be_read(coll) -> None:
+    ep, bb, agent = episode(coll, ["fetch: 1 | (intro)", "answer: x\ncite: 1 | (intro)"],
+                            suggest=False, max_steps=1, span_answer=False,
+                            question="Who proposed the walrus?")
+    agent.read.clear()
+    agent.done.clear()
+    agent.acc.steps = 0  # one step left, nothing read: fetch only, no search
+    g = agent._grammar()
+    assert g.startswith("root ::= thought? (fetch | answer)") or "search ::=" not in g
+    assert "fetch ::=" in g

@@ -698,6 +698,12 @@ class Agent:
             fetchable = [(lab, [WHOLE_DOCUMENT]) for lab, secs in fetchable if secs]
         queries = self._queries_left() if self.budgets.suggest else None
         free = self.budgets.free_search or not self.budgets.suggest
+        # A search whose results can no longer be read is wasted: none on the last step,
+        # and none on the last two while nothing has been read.
+        left = self.budgets.max_steps - self.acc.steps
+        if left <= 1 or (left <= 2 and not self.read):
+            if has_fetch_now(fetchable):
+                queries, free = [], False
         span_rules = self._span_grammar() if (self._span_rule() and self.read) else None
         has_fetch = any(secs for _lab, secs in fetchable)
         if not (queries or free or has_fetch or self.read):
@@ -818,6 +824,11 @@ def _whole_lines(comp: Any) -> str:
     if comp.finish_reason == "length" and "\n" in text.strip():
         return text.strip().rsplit("\n", 1)[0]
     return text
+
+
+def has_fetch_now(fetchable: list[tuple[str, list[str]]]) -> bool:
+    """Whether any listed document still has something to read."""
+    return any(secs for _label, secs in fetchable)
 
 
 def _norm_query(query: str) -> str:
