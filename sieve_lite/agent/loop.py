@@ -25,6 +25,7 @@ observations that say how to fix them. Anything else raised by the engine or a b
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -32,10 +33,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import QueryError, SectionError
+from ..words import words
 from .backbones import Backbone, Message
+from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
 from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
 from .syntax import ActionError, action_grammar, parse_action
-from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, query_features
+from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
 
 ANSWER_PREFILL = "answer: "
 OUTLINE = "(sections)"
@@ -55,6 +58,18 @@ class Budgets:
     trim_to: float = 0.50         # ... until the prompt is under this share
     action_tokens: int = 256      # max tokens of one action reply
     answer_tokens: int = 160      # max tokens of a forced answer
+    # The harness (issue 8): what a small model needs to be useful.
+    seed: bool = True             # step 0: the engine ranks the question's words
+    span_answer: bool = True      # in-process: an answer can only copy shown text
+    paper_forced_answer: bool = False  # the paper's prefilled answer at the cap (mode study)
+    suggest: bool = True          # offer searches built from the question (queries.py)
+    free_search: bool = True      # ... and any well-formed query besides them
+    compact: bool = False         # short manual and cards (small models)
+    sections_shown: int = 0       # sections offered per card, best first (0: all)
+    thought_chars: int = 160      # 0: no thought line
+    stall_limit: int = 3          # stop after this many actions in a row without progress
+    max_answer_chunks: int = 1500  # shown text offered to the answer grammar, in chunks
+    answer_when_keyed: bool = False  # answer right after a read with a 'key: value' match
 
 
 @dataclass
@@ -80,8 +95,12 @@ class Accounting:
     model_seconds: float = 0.0
     engine_seconds: float = 0.0
     wall_seconds: float = 0.0
-    stop_reason: str = ""         # 'answer', 'step-cap' or 'context'
-    forced: bool = False          # the answer had to be prefilled
+    stop_reason: str = ""         # answer, step-cap, context, no-progress, nothing-left
+    forced: bool = False          # the answer had to be prefilled (the paper's forcing)
+    seeded: bool = False          # step 0 ran (its search is in searches and engine time)
+    repeats: int = 0              # actions that repeated an earlier one (refused)
+    grounded: bool = False        # the answer is a span of text shown in the episode
+    no_answer: str = ""           # why the episode ended without an answer
 
     @property
     def engine_share(self) -> float:
@@ -105,10 +124,17 @@ class Episode:
     citations: list[Citation]
     steps: list[Step]
     accounting: Accounting
+    evidence: list[dict[str, str]] = field(default_factory=list)  # best text read, no answer
+
+    @property
+    def answered(self) -> bool:
+        return self.answer != NO_ANSWER
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "mode": self.mode, "answer": self.answer,
+                "answered": self.answered,
                 "citations": [asdict(c) for c in self.citations],
+                "evidence": self.evidence,
                 "accounting": self.accounting.to_json()}
 
 
@@ -151,48 +177,121 @@ class Agent:
         self.steps: list[Step] = []
         self.turns: list[_Turn] = []
         self.last_hits: list[Hit] = []
+        self.cards: dict[str, Hit] = {}             # every card shown, by document id
         self.seen: dict[str, list[str]] = {}       # doc id -> sections, most recent last
         # (doc, section) -> step it was read at: everything read in this episode, trimmed or
-        # not, is citable; only what is still visible counts for repeat detection.
+        # not, is citable and is never read again.
         self.read: dict[tuple[str, str], int] = {}
         self.read_pages: dict[tuple[str, str], str] = {}  # (doc, section) -> 'p. 4–6'
+        self.read_text: dict[tuple[str, str], str] = {}  # what was shown of each read
         self.done: dict[tuple[str, ...], int] = {}  # call key -> step (repeat detection)
+        self.suggested: list[str] = []              # searches offered (queries.py)
+        self._stall = 0
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
+        self._focus = _focus_words(question)
+        if hasattr(self.tools, "focus"):
+            self.tools.focus = self._focus
         self._add("system", self.manual, "system")
         self._add("user", f"Question: {question}", "question")
         self._emit({"event": "start", "question": question, "mode": self.mode,
                     "backbone": getattr(self.backbone, "name", "?"),
                     "n_ctx": self.backbone.n_ctx, "budgets": asdict(self.budgets),
                     "grammar": self.use_grammar, "system": self.manual})
+        if self.budgets.suggest:
+            self._suggest()
+        if self.budgets.seed:
+            self._seed()
         answer: Answer | None = None
         reason = ""
         while answer is None:
             if self.acc.steps >= self.budgets.max_steps:
                 reason = "step-cap"
                 break
+            if self._stall >= self.budgets.stall_limit:
+                reason = "no-progress"
+                break
             prompt = self._fit()
             if prompt >= self.budgets.context_stop * self.backbone.n_ctx:
                 reason = "context"
                 break
-            answer = self._step(prompt)
+            try:
+                grammar = None
+                if self.use_grammar:
+                    grammar = (self._answer_grammar() if self._answer_now()
+                               else self._grammar(uncited_answer=False))
+            except _NothingLeft:
+                reason = "nothing-left"
+                break
+            answer = self._step(prompt, grammar)
         if answer is None:
             answer = self._finalize(reason)
         else:
             reason = "answer"
         return self._end(answer, reason)
 
+    # -- step 0 ----------------------------------------------------------------------------
+    def _suggest(self) -> None:
+        """Searches built from the question (engine work, before any model call)."""
+        from .queries import plain, suggest
+
+        coll = getattr(self.tools, "coll", None)
+        if coll is None:
+            return
+        t0 = time.perf_counter()
+        found = [s.query for s in suggest(coll, self.question)]
+        if self.mode != "sieve":
+            found = list(dict.fromkeys(q for q in (plain(x) for x in found) if q))
+        self.suggested = found
+        self.acc.engine_seconds += time.perf_counter() - t0
+
+    def _seed(self) -> None:
+        """Step 0: the engine ranks the question's words and shows those cards, in every
+        mode, before the model is called. Counted as a search and as engine time."""
+        seed = getattr(self.tools, "seed", None)
+        if seed is None:
+            return
+        t0 = time.perf_counter()
+        try:
+            res = seed(self.question, self.budgets.k)
+        except QueryError:
+            return  # a question with no words: nothing to seed with
+        step = Step(index=0, reply="", action=Search(res.engine_query), observation="",
+                    engine_seconds=time.perf_counter() - t0, info={"seed": True})
+        self.acc.seeded = True
+        self.acc.searches += 1
+        self._take_hits(res, step)
+        head = "Results of a search for the question's words:"
+        stub = "[step 0 results, shortened: " + "; ".join(
+            f"{h.rank} {h.id} {h.title}" for h in res.hits) + "]"
+        self._record(step, f"{head}\n{self._search_text(res)}", stub=stub)
+
+    def _take_hits(self, res: SearchOutcome, step: Step) -> int:
+        """Remember a result's cards; returns how many documents are new to the episode."""
+        new = sum(1 for h in res.hits if h.id not in self.cards)
+        self.last_hits = res.hits
+        for h in res.hits:
+            self.seen.pop(h.id, None)
+            self.seen[h.id] = h.sections
+            self.cards[h.id] = h
+        step.info.update({"total": res.total, "fallback": res.fallback,
+                          "engine_query": res.engine_query, "notes": res.notes,
+                          "clause_counts": res.clause_counts, "new_documents": new,
+                          "hits": [{"rank": h.rank, "id": h.id, "title": h.title,
+                                    "card": h.card, "data": h.data} for h in res.hits]})
+        return new
+
     # -- one step --------------------------------------------------------------------------
-    def _step(self, prompt: int) -> Answer | None:
+    def _step(self, prompt: int, grammar: str | None) -> Answer | None:
         max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
-        grammar = self._grammar(uncited_answer=False) if self.use_grammar else None
         comp = self._call(self._messages(), max_tokens, grammar, "")
         self.acc.steps += 1
-        step = Step(index=len(self.steps) + 1, reply=comp.text.strip(), action=None,
+        step = Step(index=self._next_index(), reply=comp.text.strip(), action=None,
                     observation="", prompt_tokens=comp.prompt_tokens,
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds)
+        progress = False
         try:
-            action, repair = parse_action(comp.text, self.mode)
+            action, repair = parse_action(_whole_lines(comp), self.mode)
             if repair:
                 self.acc.repairs += 1
                 step.info["repair"] = repair
@@ -200,23 +299,23 @@ class Agent:
             if isinstance(action, Answer):
                 if not self.read:
                     raise _Mistake("You have read nothing yet, and an answer must cite what "
-                                   "you read. Search, fetch the section that holds the "
-                                   "answer, then answer citing it.")
-                cites, bad = self._check_citations(action.citations)
-                if bad:
-                    raise _Mistake(self._bad_citations(bad))
+                                   "you read. Fetch the section that holds the answer, then "
+                                   "answer citing it.")
+                answer = self._accept(action, step, final=False)
                 self._record(step, "")
-                return Answer(action.text, tuple(cites), action.thought)
-            obs, turn_extra = self._act(action, step)
+                return answer
+            obs, turn_extra, progress = self._act(action, step)
         except (ActionError, _Mistake, QueryError, SectionError) as e:
             obs, turn_extra = self._mistake(e, step), {}
+        self._stall = 0 if progress else self._stall + 1
         self._record(step, obs, **turn_extra)
         return None
 
-    def _act(self, action: Action, step: Step) -> tuple[str, dict[str, Any]]:
-        """Run a tool action; returns the observation and trimming info for its turn."""
+    def _act(self, action: Action, step: Step) -> tuple[str, dict[str, Any], bool]:
+        """Run a tool action; returns the observation, trimming info for its turn, and
+        whether it made progress (new documents on screen, or new text read)."""
         if isinstance(action, Search):
-            key: tuple[str, ...] = ("search", " ".join(action.query.split()))
+            key: tuple[str, ...] = ("search", _norm_query(action.query))
             self._check_repeat(key, "search")
             ops, used = query_features(action.query)
             t0 = time.perf_counter()
@@ -230,18 +329,10 @@ class Agent:
             if self.mode == "sieve":
                 self._ops.update(ops)
                 self._fields.update(used)
-            self.last_hits = res.hits
-            for h in res.hits:
-                self.seen.pop(h.id, None)
-                self.seen[h.id] = h.sections
-            step.info.update({"total": res.total, "fallback": res.fallback,
-                              "engine_query": res.engine_query, "notes": res.notes,
-                              "clause_counts": res.clause_counts,
-                              "hits": [{"rank": h.rank, "id": h.id, "title": h.title,
-                                        "card": h.card, "data": h.data} for h in res.hits]})
+            new = self._take_hits(res, step)
             stub = f"[results of step {step.index}, shortened: " + "; ".join(
                 f"{h.rank} {h.id} {h.title}" for h in res.hits) + "]"
-            return self._search_text(res), {"stub": stub}
+            return self._search_text(res), {"stub": stub}, new > 0
         # fetch or visit
         doc_id = self._resolve(action.doc)
         section = action.section if isinstance(action, Fetch) else None
@@ -263,21 +354,24 @@ class Agent:
                           "tokens": tokens, "cut": cut or res.truncated})
         if section == "":  # the outline: a list of names, not a citable text
             head = f"{res.doc} ({res.title}) has these sections (fetch one by name):"
-            return f"{head}\n{text}", {"stub": f"[outline of {res.doc}, step {step.index}]",
-                                       "read_key": (res.doc, OUTLINE)}
+            return (f"{head}\n{text}", {"stub": f"[outline of {res.doc}, step {step.index}]",
+                                        "read_key": (res.doc, OUTLINE)}, True)
         self.read[(res.doc, name)] = step.index
         if res.pages:
             self.read_pages[(res.doc, name)] = res.pages
+        self.read_text[(res.doc, name)] = text
         note = ""
         if cut:
-            note = f" [cut at {self._read_cap()} tokens: the rest is not shown]"
+            note = " [an excerpt: the rest is not shown]"
         elif res.truncated:
             note = " [cut by the engine at 12,000 tokens]"
         where = f", {res.pages}" if res.pages else ""
-        head = f"{res.doc} | {name} ({res.title}{where}), {tokens} tokens{note}:"
+        head = f"{res.doc} | {name} ({res.title}{where}){note}:"
         stub = (f"[{res.doc} | {name}: {tokens} tokens read at step {step.index}, "
-                f"removed to save context; fetch it again if you need it]")
-        return f"{head}\n{text}", {"stub": stub, "read_key": (res.doc, name)}
+                f"removed to save context]")
+        # A small model loses the question behind the text: say it again after the read.
+        tail = f"\nQuestion: {self.question}" if self.budgets.compact else ""
+        return f"{head}\n{text}{tail}", {"stub": stub, "read_key": (res.doc, name)}, True
 
     def _search_text(self, res: SearchOutcome) -> str:
         shown = f"ranks 1-{len(res.hits)}" if res.hits else "nothing"
@@ -295,7 +389,77 @@ class Agent:
         if not res.hits:
             lines.append("Try fewer or other words, a prefix (word*) or a wider field.")
         lines.extend(h.card for h in res.hits)
+        left = self._queries_left()
+        if self.budgets.compact and left:
+            lines.append("Searches you can run: " + " | ".join(left))
         return "\n".join(lines)
+
+    # -- answers ---------------------------------------------------------------------------
+    def _accept(self, action: Answer, step: Step, final: bool) -> Answer:
+        """Check an answer: its citations must be sections read in this episode; under the
+        span rule it must be a span of shown text that says more than the question does.
+        Mid-episode a failed check is a mistake the model is told about; for the final
+        answer it means no answer (``_NoAnswer``)."""
+        cites, bad = self._check_citations(action.citations)
+        if bad and not final:
+            raise _Mistake(self._bad_citations(bad))
+        text = action.text.strip()
+        if self._span_rule():
+            grounded = self._spans().ground(text)
+            if grounded is None or 2 * grounded.chunks < len(chunk_words(text)):
+                return self._reject(step, final, "the answer is not a span of any text shown "
+                                    "in this episode; copy the answer from what you read")
+            if grounded.trimmed:
+                step.info["answer_trimmed_from"] = text
+            text = grounded.text
+            # Cite what really holds the span: the model's citations that do, else the read
+            # sections that do (a span copied from a card only keeps the model's citations).
+            holding = [Citation(d, s) for d, s in grounded.labels]
+            kept = [c for c in cites if c in holding]
+            if holding and not kept:
+                kept = holding[:1]
+                step.info["citation_from_span"] = True
+            cites = kept or cites
+            self.acc.grounded = True
+        mismatch = _type_mismatch(text, self.question)
+        if mismatch:
+            return self._reject(step, final, mismatch)
+        if not _says_more(text, self.question):
+            return self._reject(step, final, f"the answer {text!r} only repeats words of the "
+                                "question; answer with what you read")
+        if not cites:
+            return self._reject(step, final, "the answer cites no section read in this "
+                                "episode")
+        return Answer(text, tuple(cites), action.thought)
+
+    def _reject(self, step: Step, final: bool, why: str) -> Answer:
+        if final:
+            raise _NoAnswer(why)
+        raise _Mistake(f"Not accepted: {why}.")
+
+    def _span_rule(self) -> bool:
+        return self.budgets.span_answer
+
+    def _spans(self) -> SpanIndex:
+        """The text shown so far that an answer may copy: the sections read (newest first:
+        with a cap, what was read last is what the answer most likely comes from), then the
+        cards' titles and bylines."""
+        sources = [Source(self.read_text[key], key)
+                   for key in sorted(self.read, key=lambda k: -self.read[k])]
+        for h in self.cards.values():
+            line = h.title + (f" ({h.byline})" if h.byline else "")
+            sources.append(Source(line, None))
+        return SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
+
+    def _evidence(self) -> list[dict[str, str]]:
+        """The best text read, for a user left without an answer: each section read (newest
+        first), its first lines."""
+        out = []
+        for (doc, sec), _i in sorted(self.read.items(), key=lambda kv: -kv[1])[:3]:
+            text = " ".join(self.read_text.get((doc, sec), "").split())
+            out.append({"doc": doc, "section": sec,
+                        "text": text if len(text) <= 400 else text[:399] + "…"})
+        return out
 
     # -- resolution and checks -------------------------------------------------------------
     def _resolve(self, doc: str) -> str:
@@ -318,7 +482,7 @@ class Agent:
     def _match_section(self, doc_id: str, section: str) -> str:
         """The real name of a section the model named loosely (case, spaces); else as given,
         and the engine refuses it with the list of real sections."""
-        names = self.seen.get(doc_id) or self.tools.sections(doc_id)
+        names = self.tools.sections(doc_id) or self.seen.get(doc_id) or []
         if section in names:
             return section
         norm = " ".join(section.split()).casefold()
@@ -329,8 +493,7 @@ class Agent:
 
     def _check_repeat(self, key: tuple[str, ...], what: str) -> None:
         if key in self.done:
-            if key[0] == "read" and (key[1], key[2]) not in self._visible():
-                return  # its text was trimmed away: reading it again is fair
+            self.acc.repeats += 1
             hint = ("change the words: loosen it, or pivot to another entity of the question, "
                     "or fetch a section from its cards" if what == "search" else
                     "fetch a different section or document, or answer")
@@ -379,20 +542,31 @@ class Agent:
                            int(self.budgets.read_share * self.backbone.n_ctx)))
 
     def _cap(self, text: str) -> tuple[str, int, bool]:
-        """Cut a read at the cap (on a word boundary); returns (text, tokens, was_cut)."""
+        """Cut a read at the cap: the excerpt richest in the question's words, on word
+        boundaries; returns (text, tokens, was_cut)."""
         cap = self._read_cap()
         n = self.backbone.count_tokens(text)
         if n <= cap:
             return text, n, False
+        words_cap = max(16, int(len(text.split()) * cap / n))
         cut = text
-        while n > cap:
-            keep = int(len(cut) * cap / n * 0.97)
-            cut = cut[:keep].rsplit(" ", 1)[0] if " " in cut[:keep] else cut[:keep]
+        while True:
+            cut, _ = excerpt(text, self._focus, words_cap)
             n = self.backbone.count_tokens(cut)
-        return cut, n, True
+            if n <= cap or words_cap <= 16:
+                return cut, n, True
+            words_cap = max(16, int(words_cap * cap / n * 0.95))
 
     def _messages(self) -> list[Message]:
-        return [{"role": t.role, "content": t.content} for t in self.turns]
+        """The conversation; consecutive turns of one role are joined into one message, so
+        that chat templates that insist on alternating roles accept it."""
+        out: list[Message] = []
+        for t in self.turns:
+            if out and out[-1]["role"] == t.role and t.role == "user":
+                out[-1] = {"role": "user", "content": out[-1]["content"] + "\n\n" + t.content}
+            else:
+                out.append({"role": t.role, "content": t.content})
+        return out
 
     def _fit(self, force_room: int = 0) -> int:
         """Apply the trimming policy; returns the prompt's tokens. ``force_room`` > 0 means
@@ -426,39 +600,59 @@ class Agent:
 
     # -- final answer ----------------------------------------------------------------------
     def _finalize(self, reason: str) -> Answer:
-        why = ("the step limit" if reason == "step-cap" else
-               "the limit of the context window")
+        """Ask for the final answer. With nothing read there is nothing to answer from: no
+        answer (unless the paper's forced answer is on, for the mode study). In-process the
+        answer is decoded under the span grammar, so it can only copy what was read."""
+        if not self.read and not self.budgets.paper_forced_answer:
+            self.acc.no_answer = "nothing was read"
+            return Answer(NO_ANSWER)
+        why = {"step-cap": "the step limit", "context": "the limit of the context window",
+               "no-progress": "several actions in a row that found nothing new",
+               "nothing-left": "the end of what can be searched or read"}.get(reason, reason)
         text = (f"You have reached {why}. Do not search or fetch any more. Give your final "
-                "answer now: one line 'answer: SHORT ANSWER', then one 'cite: ID | SECTION' "
-                "line for each section you read that supports it.")
+                "answer now: one line 'answer: SHORT ANSWER' copied from what you read, then "
+                "one 'cite: ID | SECTION' line for each section you read that supports it.")
         self._add("user", text, "instruction")
         self._emit({"event": "final-request", "reason": reason, "text": text})
         room = self.budgets.answer_tokens + self.backbone.count_tokens(ANSWER_PREFILL) + 8
         prompt = self._fit(force_room=room)
         max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
-        grammar = self._grammar() if self.use_grammar else None
+        grammar = None
+        if self.use_grammar and self.read:
+            grammar = self._answer_grammar()
+        elif self.use_grammar:
+            grammar = self._grammar()
         comp = self._call(self._messages(), max_tokens, grammar, "")
-        step = Step(index=len(self.steps) + 1, reply=comp.text.strip(), action=None,
+        step = Step(index=self._next_index(), reply=comp.text.strip(), action=None,
                     observation="", prompt_tokens=comp.prompt_tokens,
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds,
                     info={"final": reason})
         try:
-            action, _ = parse_action(comp.text, self.mode)
+            action, _ = parse_action(_whole_lines(comp), self.mode)
         except ActionError:
             action = None
         step.action = action
         if isinstance(action, Answer):
-            cites, _bad = self._check_citations(action.citations)
+            try:
+                answer = self._accept(action, step, final=True)
+            except _NoAnswer as e:
+                step.error = f"no answer: {e}"
+                self.acc.no_answer = str(e)
+                self._record(step, "")
+                return Answer(NO_ANSWER)
             self._record(step, "")
-            return Answer(action.text, tuple(cites), action.thought)
+            return answer
         step.error = "asked for the final answer, the model called a tool instead"
-        # The refused call stays in the transcript but not in the conversation: the prefilled
-        # answer takes its place, as the paper's forcing does.
+        # The refused call stays in the transcript but not in the conversation.
         self._record(step, "", in_conversation=False)
-        return self._forced()
+        if self.budgets.paper_forced_answer:
+            return self._forced()
+        self.acc.no_answer = "the model gave no answer when asked for one"
+        return Answer(NO_ANSWER)
 
     def _forced(self) -> Answer:
-        """Prefill 'answer: ' (in-process) or read the reply as the answer (HTTP)."""
+        """The paper's forcing: prefill 'answer: ' (in-process) or read the reply as the
+        answer (HTTP). Only with ``paper_forced_answer`` (the mode study)."""
         self.acc.forced = True
         prompt = self.backbone.prompt_tokens(self._messages(), ANSWER_PREFILL)
         max_tokens = max(16, min(self.budgets.answer_tokens, self.backbone.n_ctx - prompt - 1))
@@ -478,14 +672,24 @@ class Agent:
             action = Answer(_first_line(comp.text) or NO_ANSWER)
         cites, _bad = self._check_citations(action.citations)
         answer = Answer(action.text, tuple(cites), action.thought)
-        step = Step(index=len(self.steps) + 1, reply=reply, action=answer, observation="",
+        step = Step(index=self._next_index(), reply=reply, action=answer, observation="",
                     prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens,
                     model_seconds=comp.seconds, prefill=ANSWER_PREFILL, info={"forced": True})
         self._record(step, "")
         return answer
 
     # -- plumbing --------------------------------------------------------------------------
+    def _next_index(self) -> int:
+        """Model calls are numbered from 1; step 0 is the engine's seed."""
+        return sum(1 for s in self.steps if s.index > 0) + 1
+
+    def _queries_left(self) -> list[str]:
+        return [q for q in self.suggested if ("search", _norm_query(q)) not in self.done]
+
     def _grammar(self, uncited_answer: bool = True) -> str:
+        """The grammar of the next reply: only actions that are new and useful. A search
+        already run and a section already read cannot be written; an answer only once
+        something was read (and, under the span rule, only as a span of shown text)."""
         fetchable: list[tuple[str, list[str]]] = []
         for h in self.last_hits:
             fetchable.append((str(h.rank), self._unread(h.id, h.sections)))
@@ -496,16 +700,51 @@ class Agent:
                 fetchable.append((doc_id, self._unread(doc_id, self.seen[doc_id])))
         if self.mode == "search-visit":
             fetchable = [(lab, [WHOLE_DOCUMENT]) for lab, secs in fetchable if secs]
+        queries = self._queries_left() if self.budgets.suggest else None
+        free = self.budgets.free_search or not self.budgets.suggest
+        # A search whose results can no longer be read is wasted: none on the last step,
+        # and none on the last two while nothing has been read.
+        left = self.budgets.max_steps - self.acc.steps
+        if left <= 1 or (left <= 2 and not self.read):
+            if has_fetch_now(fetchable):
+                queries, free = [], False
+        span_rules = self._span_grammar() if (self._span_rule() and self.read) else None
+        has_fetch = any(secs for _lab, secs in fetchable)
+        if not (queries or free or has_fetch or self.read):
+            raise _NothingLeft()
         return action_grammar(self.mode, self.tools.fields, fetchable, self._citable(),
-                              uncited_answer=uncited_answer)
+                              uncited_answer=uncited_answer, queries=queries,
+                              free_search=free, span_rules=span_rules,
+                              thought_chars=self.budgets.thought_chars)
+
+    def _answer_now(self) -> bool:
+        """Small models (``answer_when_keyed``): once a read shows a 'key: value' line whose
+        key names a word of the question ('Created:' for 'when was it created'), the next
+        reply can only be the answer -- a small model otherwise wanders off to read more."""
+        if not (self.budgets.answer_when_keyed and self._span_rule() and self.read):
+            return False
+        from .queries import STOPWORDS
+
+        newest = max(self.read, key=lambda k: self.read[k])
+        idx = SpanIndex([Source(self.read_text[newest], newest)])
+        return bool(keyed_values(idx, self.question, STOPWORDS))
+
+    def _span_grammar(self) -> str:
+        from .queries import STOPWORDS
+
+        idx = self._spans()
+        return idx.grammar(starts=answer_starts(idx, self.question, STOPWORDS))
+
+    def _answer_grammar(self) -> str:
+        span_rules = self._span_grammar() if self._span_rule() else None
+        return action_grammar(self.mode, (), (), self._citable(), answer_only=True,
+                              span_rules=span_rules, thought_chars=0)
 
     def _unread(self, doc_id: str, sections: list[str]) -> list[str]:
-        """Sections not already in view: the grammar makes an exact repeat unwritable."""
+        """Sections not read yet: the grammar makes a repeated read unwritable."""
         if self.mode == "search-visit":
-            return [] if ("read", doc_id, WHOLE_DOCUMENT) in self.done and \
-                (doc_id, WHOLE_DOCUMENT) in self._visible() else [WHOLE_DOCUMENT]
-        visible = self._visible()
-        return [s for s in sections if (doc_id, s) not in visible]
+            return [] if ("read", doc_id, WHOLE_DOCUMENT) in self.done else [WHOLE_DOCUMENT]
+        return [s for s in sections if ("read", doc_id, s) not in self.done]
 
     def _visible(self) -> set[tuple[str, str]]:
         return {t.read_key for t in self.turns
@@ -540,11 +779,15 @@ class Agent:
         step.observation = observation
         self.acc.engine_seconds += step.engine_seconds
         # The reply is already counted (completion tokens): add its turn without recounting.
-        if in_conversation:
+        # Step 0 is the engine's: no reply, its observation joins the question's message.
+        if in_conversation and step.index > 0:
             self.turns.append(_Turn("assistant", step.reply or "(empty)", "action",
                                     step.index))
         if observation:
-            content = f"Observation (step {step.index}):\n{observation}"
+            if step.index == 0:
+                content = observation
+            else:
+                content = f"Observation (step {step.index}):\n{observation}"
             step.observation_tokens = self.backbone.count_tokens(content)
             self._add("user", content, "observation", step=step.index, stub=stub,
                       read_key=read_key)
@@ -556,15 +799,80 @@ class Agent:
         self.acc.operators = dict(sorted(self._ops.items()))
         self.acc.fields = dict(sorted(self._fields.items()))
         self.acc.wall_seconds = time.perf_counter() - self._t0
+        if answer.text == NO_ANSWER and not self.acc.no_answer:
+            self.acc.no_answer = "no answer"
         ep = Episode(question=self.question, mode=self.mode,
                      answer=answer.text.strip(), citations=list(answer.citations),
-                     steps=self.steps, accounting=self.acc)
+                     steps=self.steps, accounting=self.acc,
+                     evidence=self._evidence() if answer.text == NO_ANSWER else [])
         self._emit({"event": "end", **ep.to_json()})
         return ep
 
     def _emit(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+
+class _NothingLeft(Exception):
+    """No action is possible any more (nothing to search, fetch or answer from)."""
+
+
+class _NoAnswer(Exception):
+    """The final answer failed its checks: the episode ends without one."""
+
+
+def _whole_lines(comp: Any) -> str:
+    """A reply cut by max_tokens loses its unfinished last line (a half-written citation);
+    a one-line reply is kept as it is."""
+    text = comp.text
+    if comp.finish_reason == "length" and "\n" in text.strip():
+        return text.strip().rsplit("\n", 1)[0]
+    return text
+
+
+def has_fetch_now(fetchable: list[tuple[str, list[str]]]) -> bool:
+    """Whether any listed document still has something to read."""
+    return any(secs for _label, secs in fetchable)
+
+
+def _norm_query(query: str) -> str:
+    """How two searches are compared for repeats: case and runs of whitespace ignored."""
+    return " ".join(query.split()).casefold()
+
+
+def _focus_words(question: str) -> list[str]:
+    """The question's content words (what reads and sections are ordered and cut by)."""
+    from .queries import STOPWORDS
+
+    return [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS]
+
+
+_CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin", "al"}
+
+
+def _type_mismatch(answer: str, question: str) -> str:
+    """Why an answer is not of the type the question asks for ('' when it is): a 'who'
+    answer is a name (capitalised words, no digits); a 'when' answer has a number or a
+    month. Prefer no answer to one of the wrong kind."""
+    q = " ".join(words(question))
+    toks = answer.replace(",", " ").split()
+    if re.match(r"(who|whom)\b", q):
+        ok = toks and all((t[:1].isupper() and not any(c.isdigit() for c in t))
+                          or t.lower() in _CONNECTORS or t.lower() == "and" for t in toks)
+        return "" if ok else f"the question asks who, and {answer!r} is not a name"
+    if re.match(r"when\b", q) or re.search(r"\b(what|which) (date|year|day)\b", q):
+        months = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                  "dec")
+        ok = any(c.isdigit() for c in answer) or any(w[:3] in months for w in words(answer))
+        return "" if ok else f"the question asks when, and {answer!r} is not a date"
+    return ""
+
+
+def _says_more(answer: str, question: str) -> bool:
+    """True when the answer holds a word that the question does not (an answer made only
+    of the question's words answers nothing)."""
+    asked = set(words(question))
+    return any(w not in asked for w in words(answer))
 
 
 class _Mistake(Exception):

@@ -279,6 +279,56 @@ def build_manual(coll: Any, mode: str = "sieve", k: int = 5, read_tokens: int = 
     return "\n".join(lines)
 
 
+def _short_example(coll: Any, mode: str) -> list[str]:
+    """A worked example for the short manual, from a real document of the collection: its
+    card line, a read of its infobox (or its first section) and an answer copied from it."""
+    docs = sorted(coll.conn.execute("SELECT rowid, id, title FROM documents").fetchall(),
+                  key=lambda r: _rank(str(r[1])))
+    from ..store.layout import doc_span
+
+    for rowid, doc_id, title in docs[:50]:
+        rows = coll.conn.execute("SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? "
+                                 "ORDER BY rowid", doc_span(rowid)).fetchall()
+        rows = [(k, v) for k, v in rows if 0 < len(v) <= 40 and len(words(v)) <= 4]
+        if len(rows) < 3:
+            continue
+        key, value = rows[min(2, len(rows) - 1)]
+        shown = "\n".join(f"{k}: {v}" for k, v in rows[:5])
+        read = "visit: 1" if mode == "search-visit" else "fetch: 1 | infobox"
+        section = "(document)" if mode == "search-visit" else "infobox"
+        return ["Example:",
+                f"Question: What is the {key} of {title}?",
+                f"[1] {doc_id} | {title}",
+                read,
+                f"{doc_id} | {section}:",
+                shown,
+                f"answer: {value}",
+                f"cite: {doc_id} | {section}"]
+    return []
+
+
+def build_short_manual(coll: Any, mode: str = "sieve", max_steps: int = 6) -> str:
+    """A short system prompt for small models (a few hundred million parameters): what each
+    action looks like, one worked example from the collection, no query language. The
+    searches such a model may run are offered to it (by the grammar, and listed under each
+    result)."""
+    n = int(getattr(coll, "documents", 0))
+    read = "visit: RANK" if mode == "search-visit" else "fetch: RANK | SECTION"
+    what = "a document" if mode == "search-visit" else "one section of a result"
+    cite = "cite: ID | (document)" if mode == "search-visit" else "cite: ID | SECTION"
+    lines = [
+        f"You answer a question from a collection of {n:,} documents. The results of a "
+        "search for the question's words are shown. Write one action per reply:",
+        f"{read}    <- read {what}",
+        "search: QUERY    <- new results (take a query from the list shown)",
+        "answer: WORDS COPIED FROM THE TEXT",
+        cite,
+        f"Read the part most likely to hold the answer, then answer with the shortest "
+        f"phrase copied from what you read. At most {max_steps} actions.",
+    ]
+    return "\n".join(lines + _short_example(coll, mode))
+
+
 def check_manual(manual: str, coll: Any) -> list[str]:
     """Problems of a manual against its collection: a field it advertises that the
     collection lacks (tests use this; the generator should never produce one)."""
@@ -292,4 +342,4 @@ def check_manual(manual: str, coll: Any) -> list[str]:
     return problems
 
 
-__all__ = ["Example", "build_manual", "check_manual", "examples"]
+__all__ = ["Example", "build_manual", "build_short_manual", "check_manual", "examples"]

@@ -400,39 +400,58 @@ def bql_grammar(fields: Sequence[str]) -> str:
 def action_grammar(mode: str, fields: Sequence[str],
                    fetchable: Sequence[tuple[str, Sequence[str]]],
                    citable: Sequence[Citation], *, answer_only: bool = False,
-                   prefilled: bool = False, uncited_answer: bool = True) -> str:
+                   prefilled: bool = False, uncited_answer: bool = True,
+                   queries: Sequence[str] | None = None, free_search: bool = True,
+                   span_rules: str | None = None,
+                   thought_chars: int = MAX_THOUGHT_CHARS) -> str:
     """The GBNF grammar of one reply.
 
     ``fetchable`` lists (rank or id, its section names) that may be fetched now; in
     search-visit mode only the labels are used. ``citable`` are the sections read so far.
     ``answer_only`` allows nothing but an answer; ``prefilled`` means 'answer: ' is already in
     the model's mouth, so the grammar starts at the answer text; ``uncited_answer=False``
-    leaves the answer out while nothing has been read (an answer must cite a read section).
+    leaves the answer out while nothing has been read (an answer must cite what was read).
+    ``queries`` (when given) are the searches offered as whole lines; ``free_search`` adds any
+    well-formed query besides them (``free_search=False`` with no queries: no search at all).
+    ``span_rules`` (GBNF with a root rule ``span``) replaces free answer text: the answer can
+    then only be a span of shown text (``spans.SpanIndex.grammar``). ``thought_chars`` 0 drops
+    the thought line.
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    text = f"[^\\n]{{1,{MAX_ANSWER_CHARS}}}"
+    text = "span" if span_rules else f"[^\\n]{{1,{MAX_ANSWER_CHARS}}}"
     cite_rule = ""
     if citable:
         cite_rule = f"cite ::= {_alt(c.label() for c in citable)}\n"
-        cites = f' ("\\n" "cite: " cite){{1,{MAX_CITATIONS}}}'
+        # Under the span rule the loop cites the read section that holds the span itself,
+        # so the model may stop after the answer line.
+        least = 0 if span_rules else 1
+        cites = f' ("\\n" "cite: " cite){{{least},{MAX_CITATIONS}}}'
     else:
         cites = ""
-    answer_body = f"answerbody ::= {text}{cites}\n" + cite_rule
+    answer_body = f"answerbody ::= {text}{cites}\n" + cite_rule + (span_rules or "")
     if prefilled:
         return "root ::= answerbody\n" + answer_body
     actions = ["answer"] if (citable or uncited_answer or answer_only) else []
     rules = ['answer ::= "answer: " answerbody\n', answer_body]
     if not answer_only:
-        actions.insert(0, "search")
-        if mode == "sieve":
-            rules.append('search ::= "search: " query\n' + bql_grammar(fields))
-        else:
-            # Plain words: anything on one line with at least one letter or digit.
-            rules.append(f'search ::= "search: " {_ANY} [^\\n]{{0,100}}\n')
+        search_alts = []
+        if queries:
+            rules.append(f"menu ::= {_alt(queries)}\n")
+            search_alts.append("menu")
+        if free_search or queries is None:
+            search_alts.append("query")
+            if mode == "sieve":
+                rules.append(bql_grammar(fields))
+            else:
+                # Plain words: anything on one line with at least one letter or digit.
+                rules.append(f"query ::= {_ANY} [^\\n]{{0,100}}\n")
+        if search_alts:
+            actions.insert(0, "search")
+            rules.append(f'search ::= "search: " ({" | ".join(search_alts)})\n')
         targets = [(label, list(secs)) for label, secs in fetchable if label]
         if mode == "search-visit" and targets:
-            actions.insert(1, "visit")
+            actions.insert(1 if search_alts else 0, "visit")
             rules.append(f'visit ::= "visit: " ({_alt(label for label, _ in targets)})\n')
         elif mode != "search-visit":
             alts = []
@@ -441,9 +460,14 @@ def action_grammar(mode: str, fields: Sequence[str],
                     rules.append(f"target{i} ::= {gbnf_literal(label + ' | ')} ({_alt(secs)})\n")
                     alts.append(f"target{i}")
             if alts:
-                actions.insert(1, "fetch")
+                actions.insert(1 if search_alts else 0, "fetch")
                 rules.append(f'fetch ::= "fetch: " ({" | ".join(alts)})\n')
-    # Bounded, or a small model rambles until max_tokens and never reaches its action.
-    thought = f'thought ::= "thought: " [^\\n]{{1,{MAX_THOUGHT_CHARS}}} "\\n"\n'
-    root = f"root ::= thought? ({' | '.join(actions)})\n"
+    if not actions:
+        raise ValueError("no action is possible")
+    if thought_chars > 0:
+        # Bounded, or a small model rambles until max_tokens and never reaches its action.
+        thought = f'thought ::= "thought: " [^\\n]{{1,{thought_chars}}} "\\n"\n'
+        root = f"root ::= thought? ({' | '.join(actions)})\n"
+    else:
+        thought, root = "", f"root ::= ({' | '.join(actions)})\n"
     return root + thought + "".join(rules)

@@ -38,6 +38,8 @@ class Hit:
     title: str
     sections: list[str] = field(default_factory=list)  # every fetchable section name
     card: str = ""                                      # the compact text shown to the model
+    snippet_section: str = ""                           # where the card's snippet comes from
+    byline: str = ""                                    # date and authors, as shown
     data: dict[str, Any] = field(default_factory=dict)  # the card as data (people's view)
 
 
@@ -141,21 +143,34 @@ def query_features(query: str, fields: tuple[str, ...] = ()) -> tuple[list[str],
 class CollectionTools:
     """``Tools`` over an open collection, in one of the three modes."""
 
-    def __init__(self, coll: Any, mode: str = "sieve", ranker: str | None = None) -> None:
+    def __init__(self, coll: Any, mode: str = "sieve", ranker: str | None = None,
+                 compact: bool = False, sections_shown: int = 0) -> None:
         from .syntax import MODES
 
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.coll = coll
         self.mode = mode
+        # compact: short cards for small models (title line, the offered sections, snippet);
+        # sections_shown > 0: offer only that many sections per card, best first.
+        self.compact = compact
+        self.sections_shown = sections_shown
+        self.focus: list[str] = []  # the question's content words: orders sections, cuts reads
         # Outside sieve mode the words are all there is: the model sees no fields.
         self.fields = tuple(coll.fields) if mode == "sieve" else ()
         self.ranker = ranker or ("hybrid" if getattr(coll, "has_vectors", False) else "bm25")
         self._sections: dict[str, list[str]] = {}
 
     # -- search ----------------------------------------------------------------------------
+    def seed(self, question: str, k: int) -> SearchOutcome:
+        """Step 0: the question's words, ranked (no selection), in every mode alike."""
+        return self._run(question, or_words(question), k)
+
     def search(self, query: str, k: int) -> SearchOutcome:
         engine_query = query if self.mode == "sieve" else or_words(query)
+        return self._run(query, engine_query, k)
+
+    def _run(self, query: str, engine_query: str, k: int) -> SearchOutcome:
         res = self.coll.search(engine_query, k=k, ranker=self.ranker)
         hits = []
         for h in list(res.results)[:k]:
@@ -166,21 +181,63 @@ class CollectionTools:
                 self._sections[str(h.id)] = secs
             else:
                 secs = self.sections(h.id)
+            snip = str(_attr(card, "snippet_section", "") or "")
+            if self.sections_shown:
+                secs = self.rank_sections(str(h.id), secs, snip)[: self.sections_shown]
+            meta = [str(_attr(card, "date", "") or "")]
+            authors = _attr(card, "authors", None) or []
+            if authors:
+                meta.append("by " + ", ".join(_strip_mail(a) for a in authors))
             hits.append(Hit(rank=int(h.rank), id=str(h.id), title=str(h.title), sections=secs,
-                            card=self._card_text(h, secs),
+                            card=self._card_text(h, secs), snippet_section=snip,
+                            byline="; ".join(m for m in meta if m),
                             data=card.to_dict() if hasattr(card, "to_dict") else {}))
         return SearchOutcome(query=query, engine_query=engine_query, total=int(res.total),
                              fallback=bool(getattr(res, "fallback", False)), hits=hits,
                              notes=[str(n) for n in (getattr(res, "notes", None) or [])],
                              clause_counts=_plain(getattr(res, "clause_counts", None) or []))
 
+    def rank_sections(self, doc_id: str, names: list[str], first: str = "") -> list[str]:
+        """A document's sections, the likeliest to hold the answer first: the snippet's
+        section, then by how many of the question's words (compared on their first five
+        letters, so 'create' finds 'Created') the heading and text hold; the infobox is scored
+        like any section (its 'key: value' lines)."""
+        if not self.focus:
+            return ([first] if first in names else []) + [n for n in names if n != first]
+        doc = self.coll.document(doc_id)
+        if doc is None:
+            return names
+        texts: dict[str, str] = {}
+        heads: dict[str, str] = {}
+        from ..fetch import section_names
+
+        for name, s in zip(section_names([s["heading"] for s in doc["sections"]]),
+                           doc["sections"], strict=True):
+            texts[name] = s["text"]
+            heads[name] = name
+        if doc.get("infobox"):
+            texts["infobox"] = "\n".join(f"{k}: {v}" for k, v in doc["infobox"])
+            # The infobox's keys are its headings: 'Created' for 'when was it created'.
+            heads["infobox"] = " ".join(k for k, _ in doc["infobox"])
+        stems = {w[:5] for w in self.focus}
+
+        def score(name: str) -> tuple[int, int, int]:
+            head = {w[:5] for w in words(heads.get(name, name))} & stems
+            body = {w[:5] for w in words(texts.get(name, ""))} & stems
+            return (int(name == first), 2 * len(head) + len(body), -names.index(name))
+
+        return sorted(names, key=score, reverse=True)
+
     def _card_text(self, hit: Any, secs: list[str]) -> str:
-        """The engine's compact card (sieve, search-fetch) or a plain list entry (visit)."""
+        """The engine's compact card (sieve, search-fetch), a short card for small models,
+        or a plain list entry (visit)."""
         card = getattr(hit, "card", None)
         if self.mode == "search-visit":
             snippet = _one_line(_attr(card, "snippet", "") or "")
             line = f"[{hit.rank}] {hit.id}: {hit.title}"
             return line + (f"\n    {snippet}" if snippet else "")
+        if self.compact:
+            return _short_card(hit, card, secs)
         if card is not None and hasattr(card, "render_compact"):
             return str(card.render_compact()).rstrip()
         return _fallback_card(hit, card, secs)
@@ -256,6 +313,72 @@ def _plain(x: Any) -> Any:
 
 def _one_line(s: str) -> str:
     return " ".join(str(s).split())
+
+
+def _strip_mail(name: str) -> str:
+    """'Carl Meyer <carl at example.org>' -> 'Carl Meyer'."""
+    return re.sub(r"\s*[<(][^>)]*[>)]\s*", " ", str(name)).strip()
+
+
+def _short_card(hit: Any, card: Any, secs: list[str]) -> str:
+    """A card for a small model: title line with date and authors, the sections it may
+    fetch (best first), the snippet with its section."""
+    meta = []
+    date = _attr(card, "date", "")
+    if date:
+        meta.append(str(date))
+    authors = _attr(card, "authors", None) or []
+    if authors:
+        meta.append("by " + ", ".join(_strip_mail(a) for a in authors[:3]))
+    head = f"[{hit.rank}] {hit.id} | {hit.title}" + (f" ({'; '.join(meta)})" if meta else "")
+    lines = [head]
+    if secs:
+        lines.append("  sections: " + " | ".join(secs))
+    snippet = _attr(card, "snippet", "")
+    if snippet:
+        lines.append(f"  snippet ({_attr(card, 'snippet_section', '')}): {_one_line(snippet)}")
+    return "\n".join(lines)
+
+
+def excerpt(text: str, focus: list[str], max_words: int) -> tuple[str, bool]:
+    """At most ``max_words`` words of ``text``: the whole text when it fits, else the window
+    with the most distinct focus words (on their first five letters), from a line start when
+    one is near. Returns (text, was_cut)."""
+    from ..words import word_spans
+
+    spans = word_spans(text)
+    if len(spans) <= max_words:
+        return text, False
+    stems = {w[:5] for w in focus}
+    keys = [w[:5] if w[:5] in stems else None for _, _, w in spans]
+    best, best_score = 0, (-1, 0)
+    counts: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        if k:
+            counts[k] = counts.get(k, 0) + 1
+        if i >= max_words:
+            old = keys[i - max_words]
+            if old:
+                counts[old] -= 1
+                if not counts[old]:
+                    del counts[old]
+        start = max(0, i - max_words + 1)
+        score = (len(counts), -start)
+        if i >= max_words - 1 and score > best_score:
+            best, best_score = start, score
+    # Centre the window on the focus words it holds: context on both sides.
+    hits = [j for j in range(best, min(best + max_words, len(keys))) if keys[j]]
+    start = 0
+    if hits:
+        slack = max_words - (hits[-1] - hits[0] + 1)
+        start = max(0, min(hits[0] - slack // 2, len(spans) - max_words))
+    end = min(len(spans), start + max_words)
+    lo = spans[start][0]
+    nl = text.rfind("\n", 0, lo)
+    if start and nl >= 0 and lo - nl < 200:
+        lo = nl + 1
+    body = text[lo: spans[end - 1][1]]
+    return ("... " if start else "") + body + (" ..." if end < len(spans) else ""), True
 
 
 def _fallback_card(hit: Any, card: Any, secs: list[str]) -> str:

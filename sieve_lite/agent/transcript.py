@@ -88,7 +88,7 @@ class LiveView:
             handler(event)
 
     def _on_start(self, e: dict[str, Any]) -> None:
-        from rich.markup import escape
+        from ..display import for_rich as escape  # control characters dropped, markup escaped
 
         c = self.console
         c.rule(f"[bold]{escape(e['question'])}[/bold]")
@@ -98,7 +98,7 @@ class LiveView:
                 f"{e.get('budgets', {}).get('max_steps')} steps[/dim]")
 
     def _on_step(self, e: dict[str, Any]) -> None:
-        from rich.markup import escape
+        from ..display import for_rich as escape  # control characters dropped, markup escaped
         from rich.text import Text
 
         c = self.console
@@ -110,6 +110,9 @@ class LiveView:
         label = "final" if e.get("info", {}).get("final") else f"step {e.get('index')}"
         if e.get("prefill"):
             label = "forced"
+        if e.get("info", {}).get("seed"):
+            label = "step 0 (engine: the question's words)"
+            timing = f"engine {e.get('engine_seconds', 0) * 1000:.0f}ms"
         if action.get("thought"):
             c.print(f"[dim italic]  thought: {escape(action['thought'])}[/dim italic]")
         info = e.get("info") or {}
@@ -171,24 +174,32 @@ class LiveView:
         self.console.print(f"[yellow]{why} reached: asking for the final answer[/yellow]")
 
     def _on_end(self, e: dict[str, Any]) -> None:
-        from rich.markup import escape
+        from ..display import for_rich as escape  # control characters dropped, markup escaped
         from rich.panel import Panel
 
         acc = e.get("accounting", {})
         cites = e.get("citations") or []
-        body = f"[bold]{escape(e.get('answer', ''))}[/bold]"
-        if cites:
-            body += "\n" + "\n".join(
-                f"  [dim]cites[/dim] {escape(c['doc'])} | {escape(c['section'])}"
-                + (f" ({escape(c['pages'])})" if c.get("pages") else "") for c in cites)
+        if e.get("answered", True):
+            body = f"[bold]{escape(e.get('answer', ''))}[/bold]"
+            if cites:
+                body += "\n" + "\n".join(
+                    f"  [dim]cites[/dim] {escape(c['doc'])} | {escape(c['section'])}"
+                    + (f" ({escape(c['pages'])})" if c.get("pages") else "") for c in cites)
+            else:
+                body += "\n  [dim](no citation)[/dim]"
+            forced = " (forced)" if acc.get("forced") else ""
+            self.console.print(Panel(body, title=f"answer{forced}", title_align="left"))
         else:
-            body += "\n  [dim](no citation)[/dim]"
-        forced = " (forced)" if acc.get("forced") else ""
-        self.console.print(Panel(body, title=f"answer{forced}", title_align="left"))
+            body = f"[yellow]no answer found[/yellow] ({escape(acc.get('no_answer', ''))})"
+            for ev in e.get("evidence") or []:
+                body += (f"\n  [dim]read[/dim] {escape(ev['doc'])} | {escape(ev['section'])}: "
+                         f"{escape(_clip(ev['text'], 160))}")
+            self.console.print(Panel(body, title="no answer", title_align="left"))
         self.console.print(
             f"[dim]{acc.get('steps', 0)} steps, {acc.get('llm_calls', 0)} model calls, "
             f"{acc.get('searches', 0)} searches ({acc.get('fallbacks', 0)} fallback), "
-            f"{acc.get('fetches', 0)} reads, {acc.get('errors', 0)} mistakes · "
+            f"{acc.get('fetches', 0)} reads, {acc.get('errors', 0)} mistakes, "
+            f"{acc.get('repeats', 0)} repeats · "
             f"{acc.get('distinct_tokens', 0):,} distinct / "
             f"{acc.get('accumulated_prompt_tokens', 0):,} accumulated prompt tokens · "
             f"{acc.get('wall_seconds', 0):.1f}s (model {acc.get('model_seconds', 0):.1f}s, "

@@ -1,0 +1,112 @@
+"""What a model file says about itself, and the episode budgets that fit it.
+
+``model_facts(path)`` reads a GGUF's metadata without loading its weights (llama.cpp's
+vocabulary-only load): the chat template, the parameter count (``general.size_label``, else
+llama.cpp's count) and the context length it was trained for. ``LlamaBackbone`` uses it to
+refuse a file without a chat template in one line, before the weights are read.
+
+``budgets_for(params, n_ctx)`` picks the harness for a model of that size. A model of a few
+hundred million parameters cannot plan or write a useful query, so it gets short prompts and
+cards, a handful of steps, reads cut to a few hundred tokens around the question's words,
+searches offered as whole lines (no free query), and no thought line. A model of billions of
+parameters gets the paper's budgets and the full query language, and the searches built from
+the question besides. Every choice can be overridden on the command line.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import EnvironmentProblem, ModelError
+
+SMALL_PARAMS = 1_000_000_000   # below this: the small-model harness
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the GGUF's metadata says."""
+
+    path: Path
+    name: str
+    params: int | None          # parameter count (None: unknown)
+    n_ctx_train: int | None     # trained context length (None: unknown)
+    chat_template: bool
+
+
+def parse_size_label(label: str) -> int | None:
+    """'135M' -> 135e6, '1.7B' -> 1.7e9, '8x7B' -> 56e9; None when not a size."""
+    m = re.fullmatch(r"\s*(?:(\d+)x)?(\d+(?:\.\d+)?)\s*([KMBT])\s*", label or "", re.I)
+    if not m:
+        return None
+    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}[m.group(3).upper()]
+    return int(float(m.group(2)) * scale * int(m.group(1) or 1))
+
+
+def read_metadata(path: Path) -> tuple[dict[str, str], int]:
+    """(metadata as strings, parameter count) of a GGUF, from a vocabulary-only load (no
+    weights are read). llama.cpp's loader log is silenced."""
+    try:
+        import llama_cpp
+        from llama_cpp._utils import suppress_stdout_stderr
+    except ImportError:
+        raise EnvironmentProblem("llama-cpp-python is not installed: "
+                                 "pip install 'sieve-lite[agent]'") from None
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    with suppress_stdout_stderr(disable=False):
+        model = llama_cpp.llama_model_load_from_file(str(path).encode("utf-8"), params)
+    if not model:
+        raise ModelError(f"cannot load {path}: not a GGUF model llama.cpp can read")
+    out: dict[str, str] = {}
+    try:
+        buf = ctypes.create_string_buffer(1 << 17)
+        for i in range(llama_cpp.llama_model_meta_count(model)):
+            llama_cpp.llama_model_meta_key_by_index(model, i, buf, ctypes.sizeof(buf))
+            key = buf.value.decode("utf-8", "replace")
+            llama_cpp.llama_model_meta_val_str_by_index(model, i, buf, ctypes.sizeof(buf))
+            out[key] = buf.value.decode("utf-8", "replace")
+        n_params = int(llama_cpp.llama_model_n_params(model))
+    finally:
+        llama_cpp.llama_model_free(model)
+    return out, n_params
+
+
+def model_facts(path: str | os.PathLike[str]) -> ModelFacts:
+    """The facts of one GGUF file (see the module docstring)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ModelError(f"model file not found: {p}")
+    meta, n_params = read_metadata(p)
+    params = parse_size_label(meta.get("general.size_label", "")) or n_params or None
+    arch = meta.get("general.architecture", "")
+    ctx = meta.get(f"{arch}.context_length", "")
+    return ModelFacts(path=p, name=meta.get("general.name") or p.name, params=params,
+                      n_ctx_train=int(ctx) if ctx.isdigit() else None,
+                      chat_template=bool(meta.get("tokenizer.chat_template")))
+
+
+def budgets_for(params: int | None, n_ctx: int, base: Any = None) -> Any:
+    """Budgets that fit a model of ``params`` parameters and an ``n_ctx`` window. ``None``
+    (an HTTP server: size unknown) gets the large-model budgets: whoever runs a server
+    usually runs a model bigger than the one we ship."""
+    from .loop import Budgets
+
+    b = base or Budgets()
+    if params is not None and params < SMALL_PARAMS:
+        return replace(b, k=3, max_steps=3, read_tokens=min(240, n_ctx // 8), compact=True,
+                       sections_shown=3, thought_chars=0, free_search=False, stall_limit=2,
+                       action_tokens=40, answer_tokens=24, max_answer_chunks=1200,
+                       answer_when_keyed=True)
+    if params is not None and params < 10 * SMALL_PARAMS:
+        return replace(b, k=5, max_steps=30, read_tokens=min(4000, n_ctx // 4),
+                       thought_chars=160)
+    return replace(b, k=5, max_steps=100, read_tokens=12_000, thought_chars=160)
+
+
+__all__ = ["ModelFacts", "SMALL_PARAMS", "budgets_for", "model_facts", "parse_size_label",
+           "read_metadata"]

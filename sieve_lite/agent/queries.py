@@ -1,0 +1,192 @@
+"""Searches built from the question itself, for models too small to write good ones.
+
+A careful person searching a collection writes a few kinds of query: a name from the question
+as a phrase (``"Guido van Rossum"[author]``, ``"PEP 557"``), a distinctive pair of words as a
+title phrase, the rarest words together, or a word with the month or year the question names
+(``android AND date[2023-12]``). ``suggest`` writes those candidates for one question, keeps
+the ones that parse on the collection and admit at least one document (and not most of it),
+and orders them from the most to the least selective. The grammar then offers exactly these
+(minus those already run), so a small model *chooses* a good query instead of inventing one.
+
+Nothing here knows about any particular collection: fields come from the collection, rarity
+from its own vocabulary (document frequencies), and names from capitalisation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import QueryError
+from ..words import words
+
+# Function words and question words: never a query on their own.
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before
+being below between both but by can could did do does doing down during each few for from
+further had has have having he her here hers him his how i if in into is it its itself just
+me more most my no nor not now of off on once only or other our out over own same she should
+so some such than that the their them then there these they this those through to too under
+until up very was we were what when where which while who whom why will with would you your
+whose give gave named called name says say said one two first new kind type year years
+""".split())
+
+MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december"
+    .split(), start=1)}
+_CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin", "al"}
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A query the harness offers, and how many documents it admits."""
+
+    query: str
+    admitted: int
+    why: str
+
+
+def _names(question: str) -> list[str]:
+    """Runs of capitalised tokens (and numbers right after one, as in 'PEP 557'), allowing
+    name connectors inside ('Guido van Rossum'); the question's first word counts only when
+    it is not a question word."""
+    toks = re.findall(r"[\w][\w.'’-]*", question)
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        while run and run[-1].lower() in _CONNECTORS:
+            run.pop()
+        if run:
+            out.append(" ".join(run))
+        run.clear()
+
+    for i, t in enumerate(toks):
+        t = t.rstrip(".'’-")
+        if not t:
+            flush()
+            continue
+        cap = t[0].isupper() and not (i == 0 and t.lower() in STOPWORDS)
+        if cap and not (len(t) == 1 and i == 0):
+            run.append(t)
+        elif run and t.isdigit():
+            run.append(t)
+            flush()
+        elif run and t.lower() in _CONNECTORS:
+            run.append(t)
+        else:
+            flush()
+    flush()
+    return list(dict.fromkeys(out))
+
+
+def _dates(question: str) -> list[str]:
+    """BQL date values the question names: 'December 2023' -> 2023-12, '2012' -> 2012."""
+    out = []
+    low = question.lower()
+    for m in re.finditer(r"\b(" + "|".join(MONTHS) + r")\s+(1[6-9]\d\d|20\d\d)\b", low):
+        out.append(f"{m.group(2)}-{MONTHS[m.group(1)]:02d}")
+    for m in re.finditer(r"(?<![\w.-])(1[6-9]\d\d|20\d\d)(?![\w.-])", question):
+        if not any(d.startswith(m.group(1)) for d in out):
+            out.append(m.group(1))
+    return out
+
+
+def _doc_freq(coll: Any, word: str) -> int:
+    """How many documents contain the word in their title or body (the collection's own
+    vocabulary tables; 0 when unknown)."""
+    n = 0
+    for table in ("vocab_title_row", "vocab_body_row"):
+        try:
+            row = coll.conn.execute(f"SELECT doc FROM {table} WHERE term = ?",
+                                    (word,)).fetchone()
+        except Exception:  # a collection without the vocab table: rarity unknown
+            row = None
+        n = max(n, int(row[0]) if row else 0)
+    return n
+
+
+def content_words(coll: Any, question: str) -> list[str]:
+    """The question's words that are not stopwords, rarest in the collection first (words
+    the collection lacks are dropped: they cannot select anything)."""
+    seen = list(dict.fromkeys(w for w in words(question)
+                              if w not in STOPWORDS and (len(w) > 1 or w.isdigit())))
+    freq = {w: _doc_freq(coll, w) for w in seen}
+    kept = [w for w in seen if freq[w] > 0]
+    return sorted(kept, key=lambda w: (freq[w], seen.index(w)))
+
+
+def candidates(coll: Any, question: str) -> list[tuple[str, str]]:
+    """(query, why) pairs in the order we would offer them, before checking."""
+    fields = set(coll.fields)
+    out: list[tuple[str, str]] = []
+    rare = content_words(coll, question)
+    names = _names(question)
+    dates = _dates(question) if "date" in fields else []
+    for name in names:
+        ws = words(name)
+        if not ws or all(w in STOPWORDS for w in ws):
+            continue
+        phrase = " ".join(ws)
+        quoted = f'"{phrase}"' if len(ws) > 1 else phrase
+        if len(ws) > 1 and ws[-1].isdigit() and "infobox" in fields:
+            # 'PEP 557', 'RFC 2616': a name with a number is how a document identifies
+            # itself in its infobox.
+            out.append((f"{quoted}[infobox]", f"the identifier {name} in an infobox"))
+        if len(ws) > 1 and "author" in fields and not any(w.isdigit() for w in ws):
+            out.append((f"{quoted}[author]", f"the name {name} as an author"))
+        if len(ws) > 1:
+            out.append((quoted, f"the name {name} anywhere"))
+        out.append((f"{quoted}[title]", f"the name {name} in a title"))
+    # Adjacent distinctive words of the question, as a title phrase.
+    qwords = words(question)
+    rare_set = set(rare[: max(3, len(rare) // 2 + 1)])
+    for a, b in zip(qwords, qwords[1:], strict=False):
+        if a in rare_set and b in rare_set and a != b:
+            out.append((f'"{a} {b}"[title]', "two adjacent words of the question in a title"))
+            out.append((f'"{a} {b}"', "two adjacent words of the question"))
+    if rare:
+        out.append((f"{rare[0]}[title]", "the rarest word of the question in a title"))
+    if len(rare) >= 2:
+        out.append((f"{rare[0]} {rare[1]}", "the two rarest words of the question"))
+        out.append((f"{rare[0]}[title] {rare[1]}", "the rarest word in a title, the next "
+                                                   "anywhere"))
+    if len(rare) >= 3:
+        out.append((" ".join(rare[:3]), "the three rarest words of the question"))
+    for d in dates:
+        for w in rare[:2]:
+            out.append((f"{w} date[{d}]", f"a rare word of the question, dated {d}"))
+    return list(dict.fromkeys(out))
+
+
+def suggest(coll: Any, question: str, limit: int = 6, max_share: float = 0.5
+            ) -> list[Suggestion]:
+    """Checked candidates: each parses and admits 1 to ``max_share`` of the collection;
+    most selective first (ties: the order they were written in). Runs each selection once
+    (bm25, k = 1, strict: cheap, no embedding)."""
+    cap = max(1, int(max_share * max(1, getattr(coll, "documents", 0))))
+    good: list[tuple[int, int, Suggestion]] = []
+    seen_sets: set[tuple[int, str]] = set()
+    for i, (q, why) in enumerate(candidates(coll, question)):
+        try:
+            res = coll.search(q, k=1, ranker="bm25", strict=True)
+        except QueryError:
+            continue
+        if not 1 <= res.total <= cap:
+            continue
+        top = res.results[0].id if res.results else ""
+        if (res.total, top) in seen_sets:  # the same selection under another spelling
+            continue
+        seen_sets.add((res.total, top))
+        good.append((res.total, i, Suggestion(q, res.total, why)))
+    good.sort(key=lambda t: (t[0], t[1]))
+    return [s for _, _, s in good[:limit]]
+
+
+def plain(query: str) -> str:
+    """The words of a query only (for the modes without Boolean search)."""
+    return " ".join(words(query))
+
+
+__all__ = ["STOPWORDS", "Suggestion", "candidates", "content_words", "plain", "suggest"]

@@ -1,0 +1,276 @@
+"""The small-model harness without a model: the question-seeded step 0 in every mode, the
+suggested searches, grammars that cannot repeat an action, the span automaton behind grounded
+answers, the no-progress stop, and the budgets picked from a model's size."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_agent_loop import MINI_DOCS, build_db
+
+import sieve_lite
+from sieve_lite.agent.backbones import ScriptedBackbone
+from sieve_lite.agent.loop import NO_ANSWER, Agent, Budgets
+from sieve_lite.agent.profile import budgets_for, parse_size_label
+from sieve_lite.agent.queries import candidates, suggest
+from sieve_lite.agent.spans import Source, SpanIndex, chunk_words
+from sieve_lite.agent.steps import Citation
+from sieve_lite.agent.tools import CollectionTools, excerpt
+
+Q = "Which PEP introduced the walrus operator?"
+
+
+@pytest.fixture(scope="module")
+def mini_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_db(tmp_path_factory.mktemp("harness") / "mini.db", MINI_DOCS)
+
+
+@pytest.fixture()
+def coll(mini_db: Path):
+    with sieve_lite.open(mini_db) as c:
+        yield c
+
+
+def episode(coll, replies, mode="sieve", question=Q, events=None, **budgets):
+    bb = ScriptedBackbone(replies)
+    agent = Agent(bb, CollectionTools(coll, mode), "manual", Budgets(**budgets),
+                  on_event=events.append if events is not None else None)
+    ep = agent.run(question)
+    assert not bb.replies, f"unused replies {bb.replies}"
+    return ep, bb, agent
+
+
+# ------------------------------------------------------------------------------ step 0
+@pytest.mark.parametrize("mode", ["sieve", "search-fetch", "search-visit"])
+def test_seed_step_runs_in_every_mode(coll, mode: str) -> None:
+    events: list = []
+    read = "visit: 1" if mode == "search-visit" else "fetch: 1 | (intro)"
+    cite = "pep-0572 | (document)" if mode == "search-visit" else "pep-0572 | (intro)"
+    ep, bb, _ = episode(coll, [read, f"answer: NAME := expr\ncite: {cite}"], mode=mode,
+                        events=events, suggest=False)
+    seed = ep.steps[0]
+    assert seed.index == 0 and seed.info["seed"] and seed.reply == ""
+    assert seed.info["engine_query"] == "which OR pep OR introduced OR the OR walrus OR operator"
+    assert seed.info["hits"][0]["id"] == "pep-0572"
+    # in the transcript, in the accounting (a search, engine time, not a model step)
+    assert [e["index"] for e in events if e["event"] == "step"] == [0, 1, 2]
+    acc = ep.accounting
+    assert acc.seeded and acc.searches == 1 and acc.steps == 2 and acc.llm_calls == 2
+    assert acc.engine_seconds >= seed.engine_seconds > 0
+    # the model saw the cards before its first call, in the question's message
+    first = bb.calls[0]["messages"]
+    assert first[1]["role"] == "user" and first[1]["content"].startswith(f"Question: {Q}")
+    assert "Results of a search for the question's words" in first[1]["content"]
+    assert ep.answer == "NAME := expr" and ep.accounting.grounded
+
+
+def test_no_seed(coll) -> None:
+    ep, bb, _ = episode(coll, ["search: walrus", "fetch: 1 | (intro)",
+                               "answer: NAME := expr\ncite: pep-0572 | (intro)"],
+                        seed=False, suggest=False)
+    assert ep.steps[0].index == 1 and not ep.accounting.seeded
+    assert "Results of a search" not in bb.calls[0]["messages"][1]["content"]
+
+
+# ------------------------------------------------------------------ no repeated actions
+def test_grammar_cannot_repeat_a_search_or_a_read(coll) -> None:
+    """A suggested search already run and a section already read leave the grammar."""
+    ep, bb, agent = episode(coll, ["fetch: 1 | (intro)", "answer: x\ncite: 1 | (intro)"],
+                            free_search=False, max_steps=1,
+                            span_answer=False, question="Who proposed the walrus?")
+    agent.budgets.max_steps = 10  # steps left: searching is still worth it
+    agent.suggested = ['"walrus operator"', "walrus[title]"]
+    agent.done[("search", "walrus[title]")] = 1
+    g = agent._grammar()
+    assert '"\\"walrus operator\\""' in g and '"walrus[title]"' not in g
+    assert "andtop" not in g  # no free query: only the offered ones
+    # (intro) of rank 1 was read: it is not offered again, the other sections are
+    target = re.search(r'target0 ::= "1 \| " \(([^)]*)\)', g).group(1)
+    assert '"(intro)"' not in target and '"Rationale"' in target
+
+
+def test_repeats_are_refused_and_counted_without_grammar(coll) -> None:
+    ep, _, _ = episode(coll, ["search: Walrus", "search:  walrus ", "fetch: 1 | (intro)",
+                              "fetch: pep-0572 | (intro)",
+                              "answer: NAME := expr\ncite: pep-0572 | (intro)"],
+                       seed=False, suggest=False)
+    assert ep.accounting.repeats == 2
+    assert "already ran this exact search" in ep.steps[1].error  # case and spaces ignored
+
+
+def test_stops_after_actions_without_progress(coll) -> None:
+    ep, _, _ = episode(coll, ["search: walrus", "search: walrus operator", "search: walrus*"],
+                       seed=False, suggest=False, stall_limit=2)
+    # the second and third searches show nothing new: stop, and say why
+    assert ep.accounting.stop_reason == "no-progress" and not ep.answered
+    assert ep.accounting.no_answer == "nothing was read"
+
+
+# --------------------------------------------------------------------- suggested queries
+def test_suggested_searches_come_from_the_question(coll) -> None:
+    q = "Who wrote the assignment expressions proposal with Tim Peters in February 2018?"
+    cands = [c for c, _ in candidates(coll, q)]
+    assert '"tim peters"[author]' in cands and '"assignment expressions"[title]' in cands
+    assert any("date[2018-02]" in c for c in cands)
+    got = suggest(coll, q)
+    assert got and all(1 <= s.admitted <= coll.documents // 2 for s in got)
+    assert [s.admitted for s in got] == sorted(s.admitted for s in got)
+    for s in got:  # every one parses and runs on this collection
+        assert coll.search(s.query, k=1, strict=True, ranker="bm25").total == s.admitted
+
+
+# --------------------------------------------------------------------------- span answers
+TEXT = ("Author: Eric V. Smith <eric at trueblade.com>\nStatus: Final\n"
+        "The ``PYTHONBREAKPOINT`` variable (see LL(1)-based parsers) wins.")
+
+
+def test_chunks_keep_inner_punctuation() -> None:
+    assert chunk_words(TEXT) == ["Author", "Eric", "V", "Smith", "eric", "at", "trueblade.com",
+                                 "Status", "Final", "The", "PYTHONBREAKPOINT", "variable",
+                                 "see", "LL(1)-based", "parsers", "wins"]
+
+
+def test_ground_returns_the_written_span() -> None:
+    idx = SpanIndex([Source(TEXT, ("pep-0557", "infobox")), Source("Dataclasses", None)])
+    g = idx.ground("Eric V. Smith")
+    assert g and g.text == "Eric V. Smith" and g.label == ("pep-0557", "infobox")
+    assert not g.trimmed and g.labels == [("pep-0557", "infobox")]
+    # pieces stitched from two places: trimmed to the longest contiguous run
+    g = idx.ground("Smith Final wins")
+    assert g and g.text in ("Smith", "Final", "wins") and g.trimmed
+    assert idx.ground("Dataclasses").label is None  # a card title: shown, not citable
+    assert idx.ground("nothing shown") is None
+
+
+def test_span_grammar_is_a_deterministic_trie() -> None:
+    from llama_cpp import LlamaGrammar
+
+    from sieve_lite.agent.spans import _trie
+
+    idx = SpanIndex([Source(TEXT, ("d", "s"))])
+    g = idx.grammar()
+    LlamaGrammar.from_string('root ::= span\n' + g, verbose=False)  # llama.cpp accepts it
+    names = {"ab": 0, "ac": 1, "a": 2, "b": 3}
+    # alternatives at every node start with different characters; a word that ends where
+    # others go on continues by its own rule
+    assert _trie(["ab", "ac", "a", "b"], names, "s") == '"a" (s2 | "b" s0 | "c" s1) | "b" s3'
+    after_smith = next(r for r in g.splitlines() if r.startswith("span")
+                       and '"Status"' in r and "::= (" in r)
+    assert after_smith.startswith("span") and '(" " (' in after_smith
+
+
+def test_span_rule_grounds_and_cites_the_section_holding_the_answer(coll) -> None:
+    ep, _, _ = episode(coll, ["search: walrus", "fetch: 1 | (intro)", "fetch: 1 | Rationale",
+                              "answer: walrus operator.\ncite: pep-0572 | Rationale"],
+                       seed=False, suggest=False, question="What is := informally known as?")
+    assert ep.answer == "walrus operator"
+    assert ep.citations == [Citation("pep-0572", "(intro)")]  # the one that holds it
+    assert ep.steps[-1].info.get("citation_from_span")
+
+
+def test_span_rule_refuses_made_up_answers(coll) -> None:
+    ep, _, _ = episode(coll, ["search: walrus", "fetch: 1 | (intro)",
+                              "answer: a small mammal\ncite: pep-0572 | (intro)",
+                              "answer: NAME := expr\ncite: pep-0572 | (intro)"],
+                       seed=False, suggest=False)
+    assert "not a span of any text shown" in ep.steps[2].error
+    assert ep.answer == "NAME := expr"
+
+
+def test_free_answer_lifts_the_span_rule(coll) -> None:
+    ep, _, _ = episode(coll, ["search: walrus", "fetch: 1 | (intro)",
+                              "answer: PEP 572\ncite: pep-0572 | (intro)"],
+                       seed=False, suggest=False, span_answer=False)
+    assert ep.answer == "PEP 572" and not ep.accounting.grounded
+
+
+def test_excerpt_keeps_the_part_with_the_question_words() -> None:
+    text = " ".join(["filler"] * 500 + ["the", "walrus", "operator", "is", "here"]
+                    + ["filler"] * 500)
+    cut, was_cut = excerpt(text, ["walrus", "operator"], 50)
+    assert was_cut and "walrus operator" in cut and len(cut.split()) <= 52
+
+
+# --------------------------------------------------------------------------- budgets
+def test_budgets_fit_the_model_size() -> None:
+    assert parse_size_label("135M") == 135_000_000
+    assert parse_size_label("1.7B") == 1_700_000_000
+    assert parse_size_label("8x7B") == 56_000_000_000 and parse_size_label("big") is None
+    small, mid, big = (budgets_for(p, 8192) for p in (135_000_000, 3_000_000_000, None))
+    assert small.compact and not small.free_search and small.thought_chars == 0
+    assert small.max_steps < mid.max_steps <= big.max_steps == 100
+    assert small.k < big.k and small.read_tokens < mid.read_tokens < big.read_tokens
+    assert big.free_search and big.span_answer and mid.span_answer
+
+
+def test_no_answer_constant() -> None:
+    assert NO_ANSWER == "(no answer)"
+
+
+def test_answer_starts_follow_the_question() -> None:
+    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.spans import answer_starts
+
+    box = ("PEP: 405\nTitle: Python Virtual Environments\nAuthor: Carl Meyer\nStatus: Final\n"
+           "Created: 13-Jun-2011\nPython-Version: 3.3")
+    idx = SpanIndex([Source(box, ("pep-0405", "infobox"))])
+    # the value of the key the question names
+    assert answer_starts(idx, "When was PEP 405 created?", STOPWORDS) == {"13-Jun-2011"}
+    assert answer_starts(idx, "What is the status of PEP 405?", STOPWORDS) == {"Final"}
+    # who: capitalised, not a label, not a word of the question
+    who = answer_starts(idx, "Who wrote PEP 405?", STOPWORDS)
+    assert "Carl" in who and "Author" not in who and "PEP" not in who
+    assert all(c[:1].isupper() for c in who)
+    g = idx.grammar(starts={"Carl"})
+    assert g.splitlines()[0] == f'span ::= "Carl" span{sorted(idx.succ).index("Carl")}'
+
+
+def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
+    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.spans import answer_starts
+
+    idx = SpanIndex([Source("PEP: 572\nTitle: Assignment Expressions", ("pep-0572", "infobox"))])
+    assert answer_starts(idx, "Which PEP introduced the walrus operator?", STOPWORDS) == {"PEP"}
+    assert idx.ground("PEP 572").text == "PEP 572"  # the label's colon is dropped
+    # the infobox is offered when its keys name a word of the question
+    tools = CollectionTools(coll, compact=True, sections_shown=2)
+    tools.focus = ["status", "walrus"]
+    assert "infobox" in tools.rank_sections("pep-0572", tools.sections("pep-0572"))[:2]
+
+
+def test_small_models_answer_once_a_key_of_the_question_is_read(coll) -> None:
+    ep, bb, agent = episode(coll, ["fetch: 1 | infobox", "answer: Final"], suggest=False,
+                            answer_when_keyed=True,
+                            question="What is the status of the walrus operator PEP?")
+    assert ep.answer == "Final" and ep.citations == [Citation("pep-0572", "infobox")]
+    # after the infobox (its 'Status:' names a word of the question) the grammar of the
+    # next reply has only the answer, starting at the key's value
+    assert agent._answer_now()
+    g = agent._answer_grammar()
+    assert g.startswith("root ::= (answer)\n") and 'span ::= "Final"' in g
+
+
+def test_answers_of_the_wrong_type_are_no_answer() -> None:
+    from sieve_lite.agent.loop import _type_mismatch
+
+    assert _type_mismatch("PEP 649", "Who co-authored the proposal?")
+    assert not _type_mismatch("Guido van Rossum", "Who wrote it?")
+    assert _type_mismatch("Final", "When was it created?")
+    assert not _type_mismatch("08-Mar-2002", "When was it created?")
+    assert not _type_mismatch("March 2002", "On what date was it created?")
+    assert _type_mismatch("Deferred", "On what date was it created?")
+    assert not _type_mismatch("anything", "Which PEP introduced it?")
+
+
+def test_no_search_when_its_results_could_not_be_read(coll) -> None:
+    ep, bb, agent = episode(coll, ["fetch: 1 | (intro)", "answer: x\ncite: 1 | (intro)"],
+                            suggest=False, max_steps=1, span_answer=False,
+                            question="Who proposed the walrus?")
+    agent.read.clear()
+    agent.done.clear()
+    agent.acc.steps = 0  # one step left, nothing read: fetch only, no search
+    g = agent._grammar()
+    assert g.startswith("root ::= thought? (fetch | answer)") or "search ::=" not in g
+    assert "fetch ::=" in g
