@@ -98,8 +98,9 @@ class LiveView:
                 f"{e.get('budgets', {}).get('max_steps')} steps[/dim]")
 
     def _on_step(self, e: dict[str, Any]) -> None:
-        from ..display import for_rich as escape  # control characters dropped, markup escaped
         from rich.text import Text
+
+        from ..display import for_rich as escape  # control characters dropped, markup escaped
 
         c = self.console
         action = e.get("action") or {}
@@ -174,8 +175,9 @@ class LiveView:
         self.console.print(f"[yellow]{why} reached: asking for the final answer[/yellow]")
 
     def _on_end(self, e: dict[str, Any]) -> None:
-        from ..display import for_rich as escape  # control characters dropped, markup escaped
         from rich.panel import Panel
+
+        from ..display import for_rich as escape  # control characters dropped, markup escaped
 
         acc = e.get("accounting", {})
         cites = e.get("citations") or []
