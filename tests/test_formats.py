@@ -276,7 +276,7 @@ def test_cards_fetch_and_document_show_pages(papers: Path) -> None:
 def test_agent_citation_carries_pages(papers: Path) -> None:
     with sieve_lite.open(papers) as coll:
         bb = ScriptedBackbone(["fetch: pep-two-column | 1 Abstract",
-                               "answer: semantics of docstrings\n"
+                               "answer: the semantics and conventions\n"
                                "cite: pep-two-column | 1 Abstract"], n_ctx=8192)
         agent = Agent(bb, CollectionTools(coll, "sieve"), "manual", Budgets())
         ep = agent.run("What does PEP 257 document?")

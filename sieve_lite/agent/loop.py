@@ -414,7 +414,8 @@ class Agent:
             text = grounded.text
             # Cite what really holds the span: the model's citations that do, else the read
             # sections that do (a span copied from a card only keeps the model's citations).
-            holding = [Citation(d, s) for d, s in grounded.labels]
+            holding = [Citation(d, s, self.read_pages.get((d, s), ""))
+                       for d, s in grounded.labels]
             kept = [c for c in cites if c in holding]
             if holding and not kept:
                 kept = holding[:1]
@@ -751,7 +752,7 @@ class Agent:
                 if t.read_key is not None and not t.trimmed}
 
     def _citable(self) -> list[Citation]:
-        return [Citation(d, s) for d, s in self.read]
+        return [Citation(d, s, self.read_pages.get((d, s), "")) for d, s in self.read]
 
     def _call(self, messages: list[Message], max_tokens: int, grammar: str | None,
               prefill: str) -> Any:

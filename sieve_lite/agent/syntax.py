@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..errors import SieveError
+from ..options import MODES  # re-exported: the modes are named in one place
 from .steps import Action, Answer, Citation, Fetch, Search, Visit
 
-MODES = ("sieve", "search-fetch", "search-visit")
 MAX_THOUGHT_CHARS = 160
 MAX_ANSWER_CHARS = 120
 MAX_CITATIONS = 3

@@ -8,11 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..agent.loop import NO_ANSWER
-from ..agent.syntax import MODES
 from ..collection import default_collection
 from ..errors import CollectionError, SieveError
-from ..options import RANKERS
+from ..options import MODES, RANKERS
 from ._common import (
     EXIT_FOUND,
     EXIT_NOTHING,
@@ -122,6 +120,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
 def _finish(end: dict, fmt: str) -> None:
     """Print the outcome (stdout: the answer and its citations, or JSON; stderr: no answer
     and the best evidence) and exit 0 or 1, quietly when the reader went away."""
+    from ..agent.loop import NO_ANSWER
     from ..display import clean
     from ..output import versioned
 

@@ -62,8 +62,12 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
     on_skip.finish(report.skipped_count)
     for note in docs.stats.notes:
         click.echo(f"note: {clean(note)}", err=True)
-    pages = f"; {docs.stats.pages:,} PDF pages" if docs.stats.pages else ""
-    click.echo(f"read {docs.stats.files_done:,} files: {docs.stats.summary()}{pages}", err=True)
+    st = docs.stats
+    if st.files_done > 1 or st.pages or len(set(st.documents) | set(st.skipped)) > 1:
+        # per format, for folders and mixed sources (one JSONL file says nothing new here)
+        pages = f"; {st.pages:,} PDF pages" if st.pages else ""
+        click.echo(f"read {st.files_done:,} file{'s' if st.files_done != 1 else ''}: "
+                   f"{st.summary()}{pages}", err=True)
     click.echo(f"built {report.path}: {report.documents:,} documents, {report.sections:,} "
                f"sections, {report.skipped_count:,} skipped, "
                f"{'with' if report.embedded else 'without'} embeddings, "

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..agent.syntax import MODES
+from ..options import MODES, RANKERS
 from ._common import EXIT_FOUND, EXIT_NOTHING, print_json
 
 
@@ -38,13 +38,15 @@ def _modes(value: str) -> tuple[str, ...]:
                    "oracle then counts with the default model's tokenizer).")
 @click.option("--backbone", metavar="URL", default=None,
               help="An OpenAI-compatible endpoint instead of the in-process model.")
-@click.option("--max-steps", type=click.IntRange(1, 100), default=100, show_default=True)
+@click.option("--max-steps", type=click.IntRange(1, 100), default=None,
+              help="Model steps per question (default: what fits the model, as in ask).")
 @click.option("--n-ctx", type=click.IntRange(512, 1_048_576), default=8192, show_default=True)
-@click.option("--ranker", type=click.Choice(["bm25", "bm25-doc", "dense", "hybrid"]),
+@click.option("--ranker", type=click.Choice(RANKERS),
               default=None,
               help="Default: hybrid when the collection has embeddings, else bm25.")
-@click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True,
-              help="Results per search (the oracle's hop counts when its gold is in the top k).")
+@click.option("-k", "k", type=click.IntRange(1, 50), default=None,
+              help="Results per search (default: the agent's for the model; the oracle's hop "
+                   "counts when its gold is in the top 5).")
 @click.option("--limit", type=click.IntRange(1, None), default=None,
               help="Evaluate this many questions, drawn with --seed (kept in file order).")
 @click.option("--seed", type=int, default=42, show_default=True,

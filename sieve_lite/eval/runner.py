@@ -36,6 +36,9 @@ RESULTS = "results.jsonl"
 SETTINGS = "run.json"
 
 
+ORACLE_K = 5  # the oracle's cut: a hop is reached when its gold is in the top 5
+
+
 @dataclass
 class EvalOptions:
     """What to run and with which budgets (the agent's are those of ``sieve-lite ask``)."""
@@ -45,10 +48,10 @@ class EvalOptions:
     oneshot: bool = False
     model: str | None = None          # a GGUF path (or, with backbone, the model name)
     backbone: str | None = None       # an OpenAI-compatible URL
-    max_steps: int = 100
+    max_steps: int | None = None  # None: what fits the model, as in ``ask``
     n_ctx: int = 8192
     ranker: str | None = None         # default: hybrid with embeddings, else bm25
-    k: int = 5
+    k: int | None = None  # None: the agent's default for the model; the oracle uses 5
     limit: int | None = None
     seed: int = 42
     jobs: int = 1
@@ -252,7 +255,7 @@ class Context:
                 row.update({"skipped": "no gold document in the collection"})
             else:
                 row.update(replay(self.tools(task.mode), self.coll, q, gold, self.counter,
-                                  self.opts.k, self.read_cap()))
+                                  self.opts.k or ORACLE_K, self.read_cap()))
                 row["tokenizer"] = self.counter.name
         elif task.run == "oneshot":
             from .oracle import oneshot
@@ -264,14 +267,14 @@ class Context:
         return row
 
     def _agent(self, mode: str, q: EvalQuestion, gold: list[str]) -> dict[str, Any]:
-        from ..agent.loop import Budgets
         from ..agent.run import run_question
 
         rel = Path("transcripts") / mode / f"{safe_name(q.id)}.jsonl"
         (self.out / rel).parent.mkdir(parents=True, exist_ok=True)
         ep = run_question(self.db, q.question, mode=mode, ranker=self.opts.ranker,
                           transcript=self.out / rel, backbone_obj=self.backbone(mode),
-                          budgets=Budgets(k=self.opts.k, max_steps=self.opts.max_steps))
+                          # the budgets ``ask`` gives this model, with the run's overrides
+                          overrides={"k": self.opts.k, "max_steps": self.opts.max_steps})
         surfaced, read = episode_docs(ep)
         acc = ep.accounting.to_json()
         em = metrics.exact_match(ep.answer, q.answers)

@@ -23,9 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
+
+if TYPE_CHECKING:  # numpy is imported where lanes are made: opening a collection (meta.py
+    # checks the state's hash) must not pay for it
+    import numpy as np
 
 from . import reads
 
@@ -49,6 +53,8 @@ def document_digest(doc_id: str, title: str, sections: Sequence[tuple[str, str]]
 
 def lanes(digest: bytes) -> np.ndarray:
     """A document digest stretched to the 1024 uint16 lanes it adds to the state."""
+    import numpy as np
+
     return np.frombuffer(hashlib.shake_256(digest).digest(2 * LANES), dtype="<u2")
 
 
@@ -57,6 +63,8 @@ class ContentHash:
     hash, ``state_hex`` what meta ``content_state`` stores."""
 
     def __init__(self, state_hex: str | None = None) -> None:
+        import numpy as np
+
         self.state = np.zeros(LANES, dtype="<u2") if state_hex is None else \
             np.frombuffer(bytes.fromhex(state_hex), dtype="<u2").copy()
 
