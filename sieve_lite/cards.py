@@ -27,6 +27,7 @@ What a card says:
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -269,22 +270,26 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
 
 
 # -------------------------------------------------------------------------------- building
-def _snippet_source(coll: Any, rowid: int, names: list[str], infobox: list[tuple[str, str]],
-                    authors: list[str], words: Sequence[tuple[str, bool]]
-                    ) -> list[tuple[str, str]]:
-    """(name, original text) of the passage the snippet comes from: the best one under
-    passage-level BM25, or every section when none scores (the opening of the first with
-    text is then taken)."""
+def _best(coll: Any, rowid: int, words: Sequence[tuple[str, bool]]) -> tuple[str, int] | None:
+    """The document's best passage under passage-level BM25 of ``words`` (None: none scores)."""
     # Here, not at the top: the terminal renderer imports this module for ``Card``, and
     # ``fetch`` must not pay for the ranking stack (numpy) it never uses.
     from . import rank as rk
 
-    best = rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
+    return rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
+
+
+def _snippet_source(coll: Any, rowid: int, best: tuple[str, int] | None, best_text: str | None,
+                    names: list[str], infobox: list[tuple[str, str]], authors: list[str]
+                    ) -> list[tuple[str, str]]:
+    """(name, original text) of the passage the snippet comes from: the best one under
+    passage-level BM25 (a section's text came with the card's rows), or every section when
+    none scores (the opening of the first with text is then taken)."""
     if best is None or best[0] == "title":
         return [(names[pos], text) for pos, text in sql.section_texts(coll.conn, rowid)]
     kind, pos = best
     if kind == "section":
-        return [(names[pos], sql.section_text(coll.conn, rowid, pos))]
+        return [(names[pos], best_text or "")]
     if kind == "infobox":
         return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in infobox))]
     return [(AUTHORS, ", ".join(authors))]
@@ -300,78 +305,95 @@ def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tupl
             for w in positive_words(a)]
 
 
-def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near],
-               words: Sequence[tuple[str, bool]], title: str, headings: list[str],
-               infobox: list[tuple[str, str]], authors: list[str]) -> list[str]:
-    """``matched_fields`` without an FTS5 query for word and prefix atoms: the title,
-    headings, infobox and authors are on the card already (normalised as the build indexed
-    them), and the body holds a word exactly when a section passage's tf exceeds what its
-    title and heading hold (``rank.term_passages``, from the postings the ranking decoded).
-    Phrases and NEAR go to the per-value tables as before."""
+def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near], title: str,
+               headings: list[str]) -> list[str]:
+    """``matched_fields`` without an FTS5 query for word and prefix atoms, from the passages
+    holding the word (``rank.term_passages``: the postings the ranking decoded). Every passage
+    holds the title's words, a section passage also its heading's and its text's, the infobox
+    passage every entry's, the author passage every name's. So with ``t`` the word's count in
+    the title: the title holds it when ``t > 0``; a heading when that section's passage holds
+    it and the heading's words do; the body when a section passage's tf exceeds ``t`` plus its
+    heading's count; the infobox (authors) when that passage's tf exceeds ``t``. Only the
+    title and the headings of passages holding the word are normalised. Phrases and NEAR go
+    to the per-value tables as before."""
     from . import rank as rk  # lazily, as in _snippet_source
 
     fields = tuple(coll.text_fields)
-    terms = rk.scoring_terms(words)
-    title_w = index_text(title).split()
-    head_w = [[] if h == INTRO else index_text(h).split() for h in headings]
-    box_w: list[list[str]] | None = None  # normalised when an atom first asks
-    author_w: list[list[str]] | None = None
+    title_w: list[str] | None = None
+    head_w: dict[int, list[str]] = {}
     found: set[str] = set()
     rest: list[Term | Near] = []
     for atom in atoms:
         if not isinstance(atom, Term) or atom.is_phrase:
             rest.append(atom)
             continue
+        scope = set(expand_fields(atom.fields, fields)) - found
+        if not scope:
+            continue
         w, prefix = atom.words[0], atom.prefix
+        where = rk.term_passages(coll, w, prefix, rowid)
+        if not where:
+            continue
 
         def count(ws: list[str], w: str = w, prefix: bool = prefix) -> int:
             return sum(1 for x in ws if (x.startswith(w) if prefix else x == w))
 
-        scope = set(expand_fields(atom.fields, fields)) - found
-        if not scope:
-            continue
+        if title_w is None:
+            title_w = index_text(title).split()
         in_title = count(title_w)
-        if "title" in scope and in_title:
+        if in_title and "title" in scope:
             found.add("title")
-        if "section" in scope and any(count(h) for h in head_w):
-            found.add("section")
-        if "infobox" in scope:
-            if box_w is None:
-                box_w = [index_text(f"{k}: {v}").split() for k, v in infobox]
-            if any(count(e) for e in box_w):
-                found.add("infobox")
-        if "author" in scope:
-            if author_w is None:
-                author_w = [index_text(a).split() for a in authors]
-            if any(count(a) for a in author_w):
-                found.add("author")
-        if "body" in scope:
-            for (kind, pos), tf in rk.term_passages(coll, terms, w, prefix, rowid):
-                if kind == "section" and tf > in_title + count(head_w[pos]):
+        for (kind, pos), tf in where:
+            if kind == "section":
+                if not {"section", "body"} & scope:
+                    continue
+                if pos not in head_w:
+                    h = headings[pos] if pos < len(headings) else INTRO
+                    head_w[pos] = [] if h == INTRO else index_text(h).split()
+                in_head = count(head_w[pos])
+                if in_head and "section" in scope:
+                    found.add("section")
+                if tf > in_title + in_head and "body" in scope:
                     found.add("body")
-                    break
+            elif kind in ("infobox", "author") and kind in scope and tf > in_title:
+                found.add(kind)
     if rest:
         found |= set(matched_fields(coll.conn, rowid, rest, fields))
     return [f for f in FTS_TABLES if f in found]
+
+
+_PAGED: weakref.WeakKeyDictionary[Any, tuple[int, bool]] = weakref.WeakKeyDictionary()
+
+
+def _has_pages(coll: Any) -> bool:
+    """Whether any section of the collection has a page range (once per open collection and
+    update generation): page-less collections skip the per-card lookup."""
+    gen = getattr(coll, "generation", 0)
+    hit = _PAGED.get(coll)
+    if hit is None or hit[0] != gen:
+        hit = _PAGED[coll] = (gen, store_pages.has_pages(coll.conn))
+    return hit[1]
 
 
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
     conn = coll.conn
-    (doc_id, title, date, url), headings, infobox, authors = sql.card_rows(conn, rowid)
-    names = section_names(headings)
-    # The snippet is section text: the words of atoms that search it choose the passage.
+    # The snippet is section text: the words of atoms that search it choose the passage,
+    # which is known before the card's one query (that also reads a best section's text).
     snippet_words = body_words(atoms, coll.text_fields) or words
-    text, section = snippet(_snippet_source(coll, rowid, names, infobox, authors,
-                                            snippet_words), snippet_words)
-    by_pos = store_pages.of_document(conn, rowid)
+    best = _best(coll, rowid, snippet_words)
+    (doc_id, title, date, url), headings, infobox, authors, best_text = sql.card_rows(
+        conn, rowid, best[1] if best is not None and best[0] == "section" else None)
+    names = section_names(headings)
+    text, section = snippet(_snippet_source(coll, rowid, best, best_text, names, infobox,
+                                            authors), snippet_words)
+    by_pos = store_pages.of_document(conn, rowid) if _has_pages(coll) else {}
     pages = [by_pos.get(i) for i in range(len(names))] if by_pos else []
     return Card(rank=rank, id=doc_id, title=title, score=score, headings=names, pages=pages,
                 infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
                 authors=authors, url=url,
-                matched_fields=_attribute(coll, rowid, atoms, words, title, headings, infobox,
-                                          authors),
+                matched_fields=_attribute(coll, rowid, atoms, title, headings),
                 snippet=text, snippet_section=section)
 
 

@@ -96,11 +96,12 @@ def section_names(headings: list[str]) -> list[str]:
     taken: set[str] = set()
     out: list[str] = []
     for h in headings:
-        name, n = h, 1
-        while _key(name) in taken:
+        name, n, key = h, 1, _key(h)
+        while key in taken:
             n += 1
             name = f"{h} ({n})"
-        taken.add(_key(name))
+            key = _key(name)
+        taken.add(key)
         out.append(name)
     return out
 

@@ -35,7 +35,6 @@ dense run in hybrid.
 
 from __future__ import annotations
 
-import dataclasses
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -211,58 +210,160 @@ class PassageScores:
     s: np.ndarray
     docs: np.ndarray
     best: np.ndarray
-    # each query term's postings, (word, is_prefix) -> (passage numbers, tfs): cards read
-    # where a word occurs from them
-    postings: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = \
-        dataclasses.field(default_factory=dict)
-
-    def passage_of(self, px: PassageIndex, doc: int) -> int | None:
-        """The number of ``doc``'s best passage (the first among equal scores), or None when
-        it scores 0. Found when asked (a card needs it): no per-document work in ranking."""
-        lo = int(np.searchsorted(self.q, px.first[doc]))
-        hi = int(np.searchsorted(self.q, px.first[doc] + px.count[doc]))
-        if lo == hi:
-            return None
-        return int(self.q[lo + int(np.argmax(self.s[lo:hi]))])
 
 
-# The last few results per collection: a search's ranking, and its cards (whose snippets may
-# score a subset of the words), read them again without recomputing.
+# The last few rankings per collection (a hybrid search and a fallback rank the same words
+# again).
 _LAST: weakref.WeakKeyDictionary[Any, dict[tuple, PassageScores]] = weakref.WeakKeyDictionary()
 _KEEP = 4
 
 
 _Postings = tuple[np.ndarray, np.ndarray]
-_POSTINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, str, bool], _Postings]] = \
+# (generation, word, prefix) -> [passage numbers, tfs, their document runs or None]
+_POSTINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, str, bool], list]] = \
     weakref.WeakKeyDictionary()
 _KEEP_POSTINGS = 16
 
 
-def postings(coll: Any, word: str, prefix: bool) -> tuple[np.ndarray, np.ndarray]:
-    """A word's (or prefix unit's) passage postings, decoded; the last few per collection are
-    kept, so a search's selection, ranking and cards decode each word once."""
+def _decoded(coll: Any, word: str, prefix: bool) -> list:
     kept = _POSTINGS.setdefault(coll, {})
     key = (getattr(coll, "generation", 0), word, prefix)  # an update changes the postings
     got = kept.get(key)
     if got is None:
-        got = term_postings(coll.conn, word, prefix, len(passages(coll).doc))
+        got = [*term_postings(coll.conn, word, prefix, len(passages(coll).doc)), None]
         if len(kept) >= _KEEP_POSTINGS:
             del kept[next(iter(kept))]
         kept[key] = got
     return got
 
 
+def postings(coll: Any, word: str, prefix: bool) -> _Postings:
+    """A word's (or prefix unit's) passage postings, decoded; the last few per collection are
+    kept, so a search's selection, ranking and cards decode each word once."""
+    got = _decoded(coll, word, prefix)
+    return got[0], got[1]
+
+
+def _doc_runs(px: PassageIndex, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, docs) of ascending passage numbers ``q``: where each document's run of
+    passages begins, and its document (a document's passages are consecutive numbers)."""
+    d = px.doc[q]
+    if not len(d):
+        return np.zeros(0, np.int64), d
+    starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
+    return starts, d[starts]
+
+
+def _runs(coll: Any, word: str, prefix: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``_doc_runs`` of a term's postings, kept with them: the selection and the ranking of
+    a one-word query share them."""
+    got = _decoded(coll, word, prefix)
+    if got[2] is None:
+        got[2] = _doc_runs(passages(coll), got[0])
+    return got[2]
+
+
 def docs_with(coll: Any, word: str, prefix: bool) -> np.ndarray:
     """The documents (ascending rowids) with a passage holding the word, or a word starting
     with the stem: exactly the documents where the unscoped atom matches, since a document's
     passages hold every word of every text field (title, headings, body, infobox, authors)."""
-    ids, _ = postings(coll, word, prefix)
-    d = passages(coll).doc[ids]  # non-decreasing after a build: passages in document order
-    if len(d) < 2:
-        return d
-    if (d[1:] < d[:-1]).any():  # an in-place update gave a document new, higher numbers
-        return np.unique(d)
-    return d[np.concatenate(([True], d[1:] != d[:-1]))]
+    d = _runs(coll, word, prefix)[1]  # ascending after a build: passages in document order
+    if len(d) > 1 and (d[1:] < d[:-1]).any():  # an in-place update gave a document new,
+        return np.unique(d)  # higher numbers
+    return d
+
+
+def _scored_passages(coll: Any) -> PassageIndex:
+    px = passages(coll)
+    if px.norm is None:
+        px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
+    return px
+
+
+def _term_parts(coll: Any, px: PassageIndex, terms: Sequence[ScoringTerm]
+                ) -> tuple[list[tuple[ScoringTerm, int, np.ndarray, np.ndarray]], int]:
+    """Each term with postings: (term, df, passage numbers, tfs); and their total length."""
+    parts = []
+    for t in terms:
+        ids, tfs = postings(coll, t.word, t.prefix)
+        if len(ids):
+            parts.append((t, len(ids), ids, tfs))
+    return parts, sum(len(p[2]) for p in parts)
+
+
+def _term_scores(px: PassageIndex, t: ScoringTerm, df: int, ids: np.ndarray,
+                 tfs: np.ndarray) -> np.ndarray:
+    """One term's BM25 share in the passages ``ids`` (tfs: its counts there; df: its
+    document frequency over all passages)."""
+    idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
+    return (t.weight * idf) * tfs / (tfs + px.norm[ids])
+
+
+def _merge(parts: list[tuple[np.ndarray, np.ndarray]], sparse: bool,
+           size: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The score per passage, summed over the terms' (passage numbers, scores) in query-term
+    order: (passages, scores), ascending passages. ``sparse``: by sorting and ``reduceat``;
+    else as a dense accumulator adds, over all ``size`` passages, or over the touched ones
+    when ``size`` is None. Restricted to some documents' passages, the same ``sparse`` gives
+    the same sums, bit for bit, as over all passages."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0)
+    if len(parts) == 1:  # one term: its postings are already the touched passages
+        return parts[0]
+    if sparse:
+        # Few postings: merge them by sorting (the sum per passage in query-term order, as
+        # the dense path adds them).
+        ids = np.concatenate([i for i, _ in parts])
+        order = np.argsort(ids, kind="stable")
+        ids, sc = ids[order], np.concatenate([v for _, v in parts])[order]
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+        return ids[starts], np.add.reduceat(sc, starts)
+    if size is None:
+        q = np.unique(np.concatenate([i for i, _ in parts]))
+        acc = np.zeros(len(q), dtype=np.float64)
+        for ids, sc in parts:
+            acc[np.searchsorted(q, ids)] += sc
+        return q, acc
+    # Many: one dense accumulator over all passages (numbers are unique within a term).
+    acc = np.zeros(size, dtype=np.float64)
+    for ids, sc in parts:
+        acc[ids] += sc
+    q = np.flatnonzero(acc)
+    return q, acc[q]
+
+
+def _bm25_admitted(coll: Any, terms: Sequence[ScoringTerm],
+                   admitted: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rowids, scores) of the admitted documents with a positive passage-level score,
+    computed on their passages alone when they hold few of the terms' postings (a selective
+    query: binary searches per document instead of arithmetic over whole postings lists);
+    None when scoring every passage is cheaper. Same sums, in the same order, as
+    ``passage_bm25``, so the same scores bit for bit."""
+    px = _scored_passages(coll)
+    parts, total = _term_parts(coll, px, terms)
+    adm = np.asarray(admitted, dtype=np.int64)
+    if len(adm) * 8 >= total:  # a broad selection: as many documents as postings
+        return None
+    first = px.first[adm]
+    end = first + px.count[adm]
+    local = []
+    for t, df, ids, tfs in parts:
+        lo = np.searchsorted(ids, first)
+        n = np.searchsorted(ids, end) - lo
+        m = int(n.sum())
+        if not m:
+            continue
+        sel = np.arange(m) + np.repeat(lo - (np.cumsum(n) - n), n)
+        local.append((ids[sel], _term_scores(px, t, df, ids[sel], tfs[sel])))
+    sparse = total * 8 < len(px.doc)
+    q, s = _merge(local, sparse, None)
+    if not len(q):
+        return np.zeros(0, np.int64), np.zeros(0)
+    if len(q) > 1 and (q[1:] < q[:-1]).any():  # one term's passages, gathered in rowid
+        order = np.argsort(q, kind="stable")  # order: renumbered by an in-place update
+        q, s = q[order], s[order]
+    run = _best_per_doc(q, s, _doc_runs(px, q))
+    return run.docs, run.best
 
 
 def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
@@ -273,90 +374,112 @@ def passage_bm25(coll: Any, terms: Sequence[ScoringTerm]) -> PassageScores:
     kept = _LAST.setdefault(coll, {})
     if key in kept:
         return kept[key]
-    px = passages(coll)
-    size = len(px.doc)
-    if px.norm is None:
-        px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
-    decoded = {}
-    for t in terms:
-        ids, tfs = postings(coll, t.word, t.prefix)
-        decoded[(t.word, t.prefix)] = (ids, tfs)
-        if not len(ids):
-            continue
-        df = len(ids)
-        idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
-        parts.append((ids, (t.weight * idf) * tfs / (tfs + px.norm[ids])))
-    total = sum(len(i) for i, _ in parts)
-    if not parts:
-        q, s = np.zeros(0, np.int64), np.zeros(0)
-    elif len(parts) == 1:  # one term: its postings are already the touched passages
-        q, s = parts[0]
-    elif total * 8 < size:
-        # Few postings: merge them by sorting (the sum per passage in query-term order, as
-        # the dense path adds them).
-        ids = np.concatenate([i for i, _ in parts])
-        order = np.argsort(ids, kind="stable")
-        ids, sc = ids[order], np.concatenate([v for _, v in parts])[order]
-        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-        q, s = ids[starts], np.add.reduceat(sc, starts)
-    else:
-        # Many: one dense accumulator over all passages (numbers are unique within a term).
-        acc = np.zeros(size, dtype=np.float64)
-        for ids, sc in parts:
-            acc[ids] += sc
-        q = np.flatnonzero(acc)
-        s = acc[q]
-    res = _best_per_doc(px.doc[q], q, s)
-    res.postings = decoded
+    px = _scored_passages(coll)
+    parts, total = _term_parts(coll, px, terms)
+    q, s = _merge([(ids, _term_scores(px, t, df, ids, tfs)) for t, df, ids, tfs in parts],
+                  total * 8 < len(px.doc), len(px.doc))
+    # one term: its postings are the passages, and their runs are kept with them
+    runs = _runs(coll, parts[0][0].word, parts[0][0].prefix) if len(parts) == 1 else \
+        _doc_runs(px, q)
+    res = _best_per_doc(q, s, runs)
     if len(kept) >= _KEEP:
         del kept[next(iter(kept))]  # the oldest
     kept[key] = res
     return res
 
 
-def _best_per_doc(d: np.ndarray, q: np.ndarray, s: np.ndarray) -> PassageScores:
-    """Max score per document of passages (d, q, s), ascending q. A build numbers passages in
-    document order, so d is non-decreasing too; after an in-place update a changed document's
-    passages have new, higher numbers, and the passages are put in document order first."""
+def _best_per_doc(q: np.ndarray, s: np.ndarray,
+                  runs: tuple[np.ndarray, np.ndarray]) -> PassageScores:
+    """Max score per document of passages (q, s), ascending q, whose document runs are
+    ``runs`` (``_doc_runs``). A build numbers passages in document order, so the runs' documents
+    ascend too; after an in-place update a changed document's passages have new, higher
+    numbers, and the documents are put in order."""
     if not len(q):
         return PassageScores(q, s, np.zeros(0, np.int64), np.zeros(0))
-    # A document's passages are consecutive numbers, so each is one run of d.
-    starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
-    docs, best = d[starts], np.maximum.reduceat(s, starts)
+    starts, docs = runs
+    best = _segment_max(s, starts)
     if len(docs) > 1 and (docs[1:] < docs[:-1]).any():  # renumbered by an in-place update
         order = np.argsort(docs, kind="stable")
         docs, best = docs[order], best[order]
     return PassageScores(q, s, docs, best)
 
 
+def _segment_max(v: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``np.maximum.reduceat(v, starts)`` (segments non-empty, ``starts[0] == 0``), without
+    its cost per segment (~45 ns; a broad word has 100k documents): segments are visited
+    longest first, and step j takes the maximum with every segment's j-th value in one
+    vectorised operation over the segments longer than j. Max is exact: same result."""
+    lens = np.diff(starts, append=len(v))
+    top = int(lens.max()) if len(lens) else 0
+    if top <= 1:
+        return v[starts]
+    if top > 512 or len(starts) < 64:
+        return np.maximum.reduceat(v, starts)
+    order = np.argsort(lens.astype(np.int16), kind="stable")  # radix sort on 16 bits
+    sorted_lens = lens[order]
+    at = starts[order]
+    best = v[at]
+    for j in range(1, top):
+        lo = int(np.searchsorted(sorted_lens, j, side="right"))  # segments longer than j
+        np.maximum(best[lo:], v[at[lo:] + j], out=best[lo:])
+    out = np.empty_like(best)
+    out[order] = best
+    return out
+
+
 def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str, int] | None:
     """What ``doc``'s best passage under ``terms`` is: ("section", pos), ("infobox", 0),
-    ("author", 0) or ("title", 0); None when no passage scores."""
+    ("author", 0) or ("title", 0); None when no passage scores.
+
+    Scored for this document alone, from the terms' decoded postings (one binary search per
+    term): the same arithmetic, in the same term order, as ``passage_bm25`` does for every
+    passage, so the same passage wins (the first among equal scores), without scoring the
+    whole collection when a card's words differ from the ranking's."""
     px = passages(coll)
-    q = passage_bm25(coll, terms).passage_of(px, doc)
-    if q is None:
+    first, count = int(px.first[doc]), int(px.count[doc])
+    if count == 0:
         return None
-    return px.shape(doc).kind(q - int(px.first[doc]))
+    if px.norm is None:
+        px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
+    acc = np.zeros(count, dtype=np.float64)
+    for t in terms:
+        ids, tfs = postings(coll, t.word, t.prefix)
+        if not len(ids):
+            continue
+        lo, hi = np.searchsorted(ids, (first, first + count))
+        if lo == hi:
+            continue
+        df = len(ids)
+        idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
+        q, tf = ids[lo:hi], tfs[lo:hi]
+        acc[q - first] += (t.weight * idf) * tf / (tf + px.norm[q])
+    if not acc.any():
+        return None
+    return px.shape(doc).kind(int(np.argmax(acc)))
 
 
-def term_passages(coll: Any, terms: Sequence[ScoringTerm], word: str, prefix: bool,
+def term_passages(coll: Any, word: str, prefix: bool,
                   doc: int) -> list[tuple[tuple[str, int], int]]:
     """Where a query word (or prefix unit) occurs in ``doc``: (passage kind, tf) for each of
-    its passages holding it, from the postings the ranking decoded."""
+    its passages holding it, from the decoded postings (kept from the search's ranking)."""
     px = passages(coll)
-    got = passage_bm25(coll, terms).postings.get((word, prefix))
-    ids, tfs = got if got is not None else postings(coll, word, prefix)
+    ids, tfs = postings(coll, word, prefix)
     first = int(px.first[doc])
-    lo = int(np.searchsorted(ids, first))
-    hi = int(np.searchsorted(ids, first + int(px.count[doc])))
+    lo, hi = (int(i) for i in np.searchsorted(ids, (first, first + int(px.count[doc]))))
+    if lo == hi:
+        return []
     shape = px.shape(doc)
-    return [(shape.kind(int(ids[i]) - first), int(tfs[i])) for i in range(lo, hi)]
+    return [(shape.kind(int(q) - first), int(tf))
+            for q, tf in zip(ids[lo:hi].tolist(), tfs[lo:hi].tolist(), strict=True)]
 
 
 def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],
                 admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(rowids, scores) of the admitted documents with a positive passage-level score."""
+    if admitted is not None:
+        got = _bm25_admitted(coll, terms, admitted)
+        if got is not None:
+            return got
     run = passage_bm25(coll, terms)
     return _restrict(_stats(coll), run.docs, run.best, admitted)
 

@@ -418,3 +418,56 @@ def test_hybrid_is_rrf_of_full_runs(examples_vec):
 def test_dense_fallback_ranks_whole_collection(examples_vec):
     res = examples_vec.search('"stained glass"', k=1000, ranker="dense")
     assert res.fallback and len(res.results) == examples_vec.documents
+
+
+# ------------------------------------------------------- scoring only the admitted passages
+def _bm25_equal_on_subsets(coll, queries: list[list[tuple[str, bool]]], seed: int) -> int:
+    """``_bm25_admitted`` (a selection's own passages) against ``passage_bm25`` over every
+    passage, restricted afterwards: the same documents and the same scores, bit for bit;
+    and ``best_passage`` (one document's passages) names the passage the whole run scores
+    best (the first of equal scores). Returns how many selections took the admitted path."""
+    rng = random.Random(seed)
+    px = rk.passages(coll)
+    everyone = np.flatnonzero(rk._stats(coll).exists)
+    used = 0
+    for q in queries:
+        terms = rk.scoring_terms(q)
+        run = rk.passage_bm25(coll, terms)
+        for size in (1, 2, 5, 20):
+            adm = np.sort(np.asarray(rng.sample(list(everyone), min(size, len(everyone)))))
+            got = rk._bm25_admitted(coll, terms, adm)
+            if got is None:
+                continue
+            used += 1
+            want = rk._restrict(rk._stats(coll), run.docs, run.best, adm)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), q
+        for doc in run.docs[:20].tolist():
+            lo, hi = np.searchsorted(run.q, (px.first[doc], px.first[doc] + px.count[doc]))
+            best = int(run.q[lo + int(np.argmax(run.s[lo:hi]))]) - int(px.first[doc])
+            assert rk.best_passage(coll, terms, doc) == px.shape(doc).kind(best), (q, doc)
+    return used
+
+
+def test_bm25_of_admitted_passages_equals_whole_run(sample):
+    coll, docs = sample
+    queries = [[(w, False) for w in q] for q in _sample_queries(docs)]
+    queries += [[(w[:3], True), (w, False)] for q in _sample_queries(docs)[:20] for w in q[:1]]
+    assert _bm25_equal_on_subsets(coll, queries, 5) > 100
+
+
+def test_bm25_of_admitted_passages_after_updates(tmp_path):
+    """After in-place updates a document's passages have new, higher numbers: the admitted
+    path still sums and picks exactly what the whole run does."""
+    from sieve_lite import update as upd
+    from sieve_lite.documents import Document
+
+    docs = [json.loads(line) for line in EXAMPLES.open(encoding="utf-8")]
+    db = _build(tmp_path, "upd", docs)
+    upd.add_documents(db, [Document.from_dict({**d, "title": d["title"] + " again"})
+                           for d in docs[:10]])
+    upd.remove_documents(db, [docs[12]["id"]])
+    pool = sorted({w for d in docs for w in words(d["title"])})
+    rng = random.Random(2)
+    queries = [[(w, False) for w in rng.sample(pool, rng.randint(1, 4))] for _ in range(60)]
+    with sieve_lite.open(db) as coll:
+        assert _bm25_equal_on_subsets(coll, queries, 9) > 50

@@ -29,13 +29,6 @@ def headings(conn: apsw.Connection, rowid: int) -> list[str]:
         doc_span(rowid))]
 
 
-def section_text(conn: apsw.Connection, rowid: int, pos: int) -> str:
-    """The original text of a document's section ``pos``."""
-    row = conn.execute("SELECT text FROM sections WHERE rowid = ?",
-                       (value_rowid(rowid, pos),)).fetchone()
-    return unpack(row[0]) if row else ""
-
-
 def section_texts(conn: apsw.Connection, rowid: int) -> Iterator[tuple[int, str]]:
     """(position, original text) of a document's sections, in order, read lazily."""
     lo, _ = doc_span(rowid)
@@ -92,17 +85,22 @@ def doc_fields(conn: apsw.Connection, match: str, rowid: int) -> set[str]:
     return {f for i, f in enumerate(DOC_COLUMNS) if mask >> i & 1}
 
 
-def card_rows(conn: apsw.Connection, rowid: int) -> tuple[tuple, list[str],
-                                                          list[tuple[str, str]], list[str]]:
+def card_rows(conn: apsw.Connection, rowid: int, section: int | None = None
+              ) -> tuple[tuple, list[str], list[tuple[str, str]], list[str], str | None]:
     """One query for what every card shows: ((id, title, date, url), headings, infobox
-    entries, authors), each list in document order."""
+    entries, authors), each list in document order, and the original text of section
+    position ``section`` (None when not asked for or absent)."""
     lo, hi = doc_span(rowid)
+    text_rowid = value_rowid(rowid, section) if section is not None else -1
     rows = conn.execute(
         "SELECT 0, rowid, id, title, date, url FROM documents WHERE rowid = ?1 UNION ALL "
         "SELECT 1, rowid, heading, NULL, NULL, NULL FROM sections WHERE rowid BETWEEN ?2 AND ?3"
         " UNION ALL SELECT 2, rowid, key, value, NULL, NULL FROM infobox "
         "WHERE rowid BETWEEN ?2 AND ?3 UNION ALL SELECT 3, rowid, name, NULL, NULL, NULL "
-        "FROM authors WHERE rowid BETWEEN ?2 AND ?3 ORDER BY 1, 2", (rowid, lo, hi)).fetchall()
+        "FROM authors WHERE rowid BETWEEN ?2 AND ?3 UNION ALL SELECT 4, rowid, text, NULL, "
+        "NULL, NULL FROM sections WHERE rowid = ?4 ORDER BY 1, 2",
+        (rowid, lo, hi, text_rowid)).fetchall()
     head = next(r[2:] for r in rows if r[0] == 0)
+    text = next((unpack(r[2]) for r in rows if r[0] == 4), None)
     return (head, [r[2] for r in rows if r[0] == 1], [(r[2], r[3]) for r in rows if r[0] == 2],
-            [r[2] for r in rows if r[0] == 3])
+            [r[2] for r in rows if r[0] == 3], text)

@@ -71,7 +71,8 @@ def encode(ids: np.ndarray, tfs: np.ndarray) -> bytes:
 
 
 def decode(data: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """(passage numbers int64, tfs float64) of a packed postings blob."""
+    """(passage numbers int64, tfs) of a packed postings blob; the tfs keep their stored
+    unsigned type (read-only; arithmetic with floats promotes them exactly)."""
     global _zd
     head = data[0]
     gt, tt = _TYPES[head >> 4 & 7], _TYPES[head & 15]
@@ -86,7 +87,7 @@ def decode(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     n = len(body) // (gt.itemsize + tt.itemsize)
     gaps = np.frombuffer(body, dtype=gt, count=n)
     tfs = np.frombuffer(body, dtype=tt, count=n, offset=n * gt.itemsize)
-    return np.cumsum(gaps, dtype=np.int64), tfs.astype(np.float64)
+    return np.cumsum(gaps, dtype=np.int64), tfs
 
 
 MAX_POSTINGS_BYTES = 1 << 31
