@@ -270,15 +270,6 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
 
 
 # -------------------------------------------------------------------------------- building
-def _best(coll: Any, rowid: int, words: Sequence[tuple[str, bool]]) -> tuple[str, int] | None:
-    """The document's best passage under passage-level BM25 of ``words`` (None: none scores)."""
-    # Here, not at the top: the terminal renderer imports this module for ``Card``, and
-    # ``fetch`` must not pay for the ranking stack (numpy) it never uses.
-    from . import rank as rk
-
-    return rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
-
-
 def _snippet_source(coll: Any, rowid: int, best: tuple[str, int] | None, best_text: str | None,
                     names: list[str], infobox: list[tuple[str, str]], authors: list[str]
                     ) -> list[tuple[str, str]]:
@@ -286,7 +277,12 @@ def _snippet_source(coll: Any, rowid: int, best: tuple[str, int] | None, best_te
     passage-level BM25 (a section's text came with the card's rows), or every section when
     none scores (the opening of the first with text is then taken)."""
     if best is None or best[0] == "title":
-        return [(names[pos], text) for pos, text in sql.section_texts(coll.conn, rowid)]
+        # No passage holds a snippet word, so no section text does: the snippet is the
+        # opening of the first section with a word, and only that one is needed.
+        for pos, text in sql.section_texts(coll.conn, rowid):
+            if word_spans(text):
+                return [(names[pos], text)]
+        return []
     kind, pos = best
     if kind == "section":
         return [(names[pos], best_text or "")]
@@ -306,18 +302,17 @@ def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tupl
 
 
 def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near], title: str,
-               headings: list[str]) -> list[str]:
+               headings: list[str], where: dict[tuple[str, bool], list]) -> list[str]:
     """``matched_fields`` without an FTS5 query for word and prefix atoms, from the passages
-    holding the word (``rank.term_passages``: the postings the ranking decoded). Every passage
-    holds the title's words, a section passage also its heading's and its text's, the infobox
-    passage every entry's, the author passage every name's. So with ``t`` the word's count in
-    the title: the title holds it when ``t > 0``; a heading when that section's passage holds
-    it and the heading's words do; the body when a section passage's tf exceeds ``t`` plus its
-    heading's count; the infobox (authors) when that passage's tf exceeds ``t``. Only the
-    title and the headings of passages holding the word are normalised. Phrases and NEAR go
-    to the per-value tables as before."""
-    from . import rank as rk  # lazily, as in _snippet_source
-
+    of this document holding the word (``where``: (word, prefix) -> ``rank.term_passages``,
+    from the postings the ranking decoded). Every passage holds the title's words, a section
+    passage also its heading's and its text's, the infobox passage every entry's, the author
+    passage every name's. So with ``t`` the word's count in the title: the title holds it
+    when ``t > 0``; a heading when that section's passage holds it and the heading's words
+    do; the body when a section passage's tf exceeds ``t`` plus its heading's count; the
+    infobox (authors) when that passage's tf exceeds ``t``. Only the title and the headings
+    of passages holding the word are normalised. Phrases and NEAR go to the per-value tables
+    as before."""
     fields = tuple(coll.text_fields)
     title_w: list[str] | None = None
     head_w: dict[int, list[str]] = {}
@@ -331,8 +326,8 @@ def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near], title: str,
         if not scope:
             continue
         w, prefix = atom.words[0], atom.prefix
-        where = rk.term_passages(coll, w, prefix, rowid)
-        if not where:
+        held = where.get((w, prefix))
+        if not held:
             continue
 
         def count(ws: list[str], w: str = w, prefix: bool = prefix) -> int:
@@ -343,7 +338,7 @@ def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near], title: str,
         in_title = count(title_w)
         if in_title and "title" in scope:
             found.add("title")
-        for (kind, pos), tf in where:
+        for (kind, pos), tf in held:
             if kind == "section":
                 if not {"section", "body"} & scope:
                     continue
@@ -375,27 +370,56 @@ def _has_pages(coll: Any) -> bool:
     return hit[1]
 
 
+def build_cards(coll: Any, hits: Sequence[tuple[int, float]], atoms: Sequence[Term | Near],
+                words: Sequence[tuple[str, bool]], first_rank: int = 1) -> list[Card]:
+    """The cards of ranked documents ``hits`` ((rowid, score), best first), ranks from
+    ``first_rank``: their best passages and where each word atom occurs come from the
+    decoded postings for all of them at once, their rows from one query."""
+    # Here, not at the top: the terminal renderer imports this module for ``Card``, and
+    # ``fetch`` must not pay for the ranking stack (numpy) it never uses.
+    from . import rank as rk
+
+    if not hits:
+        return []
+    conn = coll.conn
+    docs = [int(r) for r, _ in hits]
+    # The snippet is section text: the words of atoms that search it choose the passage,
+    # which is known before the cards' one query (that also reads a best section's text).
+    snippet_words = body_words(atoms, coll.text_fields) or words
+    bests = rk.best_passages(coll, rk.scoring_terms(snippet_words), docs) if snippet_words \
+        else [None] * len(docs)
+    rows = sql.cards_rows(conn, docs, [b[1] if b is not None and b[0] == "section" else None
+                                       for b in bests])
+    where: dict[tuple[str, bool], list] = {}
+    for atom in atoms:
+        if isinstance(atom, Term) and not atom.is_phrase:
+            key = (atom.words[0], atom.prefix)
+            if key not in where:
+                where[key] = rk.term_passages_of(coll, key[0], key[1], docs)
+    paged = _has_pages(coll)
+    cards = []
+    for i, ((rowid, score), best, row) in enumerate(zip(hits, bests, rows, strict=True)):
+        (doc_id, title, date, url), headings, infobox, authors, best_text = row
+        names = section_names(headings)
+        text, section = snippet(_snippet_source(coll, rowid, best, best_text, names, infobox,
+                                                authors), snippet_words)
+        by_pos = store_pages.of_document(conn, rowid) if paged else {}
+        pages = [by_pos.get(j) for j in range(len(names))] if by_pos else []
+        held = {key: per_doc[i] for key, per_doc in where.items()}
+        cards.append(Card(
+            rank=first_rank + i, id=doc_id, title=title, score=score, headings=names,
+            pages=pages, infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
+            authors=authors, url=url,
+            matched_fields=_attribute(coll, rowid, atoms, title, headings, held),
+            snippet=text, snippet_section=section))
+    return cards
+
+
 def build_card(coll: Any, rank: int, rowid: int, score: float,
                atoms: Sequence[Term | Near], words: Sequence[tuple[str, bool]]) -> Card:
     """The card of one ranked document."""
-    conn = coll.conn
-    # The snippet is section text: the words of atoms that search it choose the passage,
-    # which is known before the card's one query (that also reads a best section's text).
-    snippet_words = body_words(atoms, coll.text_fields) or words
-    best = _best(coll, rowid, snippet_words)
-    (doc_id, title, date, url), headings, infobox, authors, best_text = sql.card_rows(
-        conn, rowid, best[1] if best is not None and best[0] == "section" else None)
-    names = section_names(headings)
-    text, section = snippet(_snippet_source(coll, rowid, best, best_text, names, infobox,
-                                            authors), snippet_words)
-    by_pos = store_pages.of_document(conn, rowid) if _has_pages(coll) else {}
-    pages = [by_pos.get(i) for i in range(len(names))] if by_pos else []
-    return Card(rank=rank, id=doc_id, title=title, score=score, headings=names, pages=pages,
-                infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
-                authors=authors, url=url,
-                matched_fields=_attribute(coll, rowid, atoms, title, headings),
-                snippet=text, snippet_section=section)
+    return build_cards(coll, [(rowid, score)], atoms, words, rank)[0]
 
 
 __all__ = ["AUTHORS", "Card", "HEADINGS_SHOWN", "INTRO", "SNIPPET_WORDS", "body_words",
-           "build_card", "fts_match", "matched_fields", "snippet"]
+           "build_card", "build_cards", "fts_match", "matched_fields", "snippet"]

@@ -348,13 +348,9 @@ def _bm25_admitted(coll: Any, terms: Sequence[ScoringTerm],
     end = first + px.count[adm]
     local = []
     for t, df, ids, tfs in parts:
-        lo = np.searchsorted(ids, first)
-        n = np.searchsorted(ids, end) - lo
-        m = int(n.sum())
-        if not m:
-            continue
-        sel = np.arange(m) + np.repeat(lo - (np.cumsum(n) - n), n)
-        local.append((ids[sel], _term_scores(px, t, df, ids[sel], tfs[sel])))
+        sel, _ = _gather(ids, first, end)
+        if len(sel):
+            local.append((ids[sel], _term_scores(px, t, df, ids[sel], tfs[sel])))
     sparse = total * 8 < len(px.doc)
     q, s = _merge(local, sparse, None)
     if not len(q):
@@ -427,50 +423,76 @@ def _segment_max(v: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return out
 
 
-def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str, int] | None:
-    """What ``doc``'s best passage under ``terms`` is: ("section", pos), ("infobox", 0),
+def _gather(ids: np.ndarray, first: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where postings ``ids`` (ascending) fall in the passage ranges [first, end) of some
+    documents: (indices into ids, the range each belongs to), ranges in the given order."""
+    lo = np.searchsorted(ids, first)
+    n = np.searchsorted(ids, end) - lo
+    m = int(n.sum())
+    if not m:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.arange(m) + np.repeat(lo - (np.cumsum(n) - n), n), np.repeat(np.arange(len(n)), n)
+
+
+def best_passages(coll: Any, terms: Sequence[ScoringTerm],
+                  docs: Sequence[int]) -> list[tuple[str, int] | None]:
+    """What each document's best passage under ``terms`` is: ("section", pos), ("infobox", 0),
     ("author", 0) or ("title", 0); None when no passage scores.
 
-    Scored for this document alone, from the terms' decoded postings (one binary search per
-    term): the same arithmetic, in the same term order, as ``passage_bm25`` does for every
-    passage, so the same passage wins (the first among equal scores), without scoring the
-    whole collection when a card's words differ from the ranking's."""
-    px = passages(coll)
-    first, count = int(px.first[doc]), int(px.count[doc])
-    if count == 0:
-        return None
-    if px.norm is None:
-        px.norm = K1 * (1.0 - B + B * px.length / px.avgdl)
-    acc = np.zeros(count, dtype=np.float64)
+    Scored for these documents' passages alone, from the terms' decoded postings (binary
+    searches): the same arithmetic, in the same term order, as ``passage_bm25`` does for
+    every passage, so the same passage wins (the first among equal scores), without scoring
+    the whole collection when the cards' words differ from the ranking's."""
+    px = _scored_passages(coll)
+    d = np.asarray(docs, dtype=np.int64)
+    first, count = px.first[d], px.count[d]
+    offset = np.cumsum(count) - count
+    acc = np.zeros(int(count.sum()), dtype=np.float64)
     for t in terms:
         ids, tfs = postings(coll, t.word, t.prefix)
         if not len(ids):
             continue
-        lo, hi = np.searchsorted(ids, (first, first + count))
-        if lo == hi:
+        at, which = _gather(ids, first, first + count)
+        if not len(at):
             continue
-        df = len(ids)
-        idf = np.log(1.0 + (px.n - df + 0.5) / (df + 0.5))
-        q, tf = ids[lo:hi], tfs[lo:hi]
-        acc[q - first] += (t.weight * idf) * tf / (tf + px.norm[q])
-    if not acc.any():
-        return None
-    return px.shape(doc).kind(int(np.argmax(acc)))
+        q = ids[at]
+        acc[offset[which] + (q - first[which])] += _term_scores(px, t, len(ids), q, tfs[at])
+    out: list[tuple[str, int] | None] = []
+    for i, doc in enumerate(d.tolist()):
+        seg = acc[int(offset[i]):int(offset[i] + count[i])]
+        out.append(px.shape(doc).kind(int(np.argmax(seg))) if seg.any() else None)
+    return out
+
+
+def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str, int] | None:
+    """``best_passages`` of one document."""
+    return best_passages(coll, terms, [doc])[0]
+
+
+def term_passages_of(coll: Any, word: str, prefix: bool,
+                     docs: Sequence[int]) -> list[list[tuple[tuple[str, int], int]]]:
+    """Where a query word (or prefix unit) occurs in each document: (passage kind, tf) for
+    each of its passages holding it, from the decoded postings (kept from the ranking)."""
+    px = passages(coll)
+    ids, tfs = postings(coll, word, prefix)
+    d = np.asarray(docs, dtype=np.int64)
+    first = px.first[d]
+    at, which = _gather(ids, first, first + px.count[d])
+    out: list[list[tuple[tuple[str, int], int]]] = [[] for _ in range(len(d))]
+    shapes: dict[int, Any] = {}
+    firsts = first.tolist()
+    for i, q, tf in zip(which.tolist(), ids[at].tolist(), tfs[at].tolist(), strict=True):
+        shape = shapes.get(i)
+        if shape is None:
+            shape = shapes[i] = px.shape(int(d[i]))
+        out[i].append((shape.kind(q - firsts[i]), int(tf)))
+    return out
 
 
 def term_passages(coll: Any, word: str, prefix: bool,
                   doc: int) -> list[tuple[tuple[str, int], int]]:
-    """Where a query word (or prefix unit) occurs in ``doc``: (passage kind, tf) for each of
-    its passages holding it, from the decoded postings (kept from the search's ranking)."""
-    px = passages(coll)
-    ids, tfs = postings(coll, word, prefix)
-    first = int(px.first[doc])
-    lo, hi = (int(i) for i in np.searchsorted(ids, (first, first + int(px.count[doc]))))
-    if lo == hi:
-        return []
-    shape = px.shape(doc)
-    return [(shape.kind(int(q) - first), int(tf))
-            for q, tf in zip(ids[lo:hi].tolist(), tfs[lo:hi].tolist(), strict=True)]
+    """``term_passages_of`` one document."""
+    return term_passages_of(coll, word, prefix, [doc])[0]
 
 
 def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],

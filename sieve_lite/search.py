@@ -45,7 +45,7 @@ from .bql.ast import (
     positive_words,
     top_level_and_clauses,
 )
-from .cards import Card, build_card
+from .cards import Card, build_cards
 from .errors import EnvironmentProblem, QueryError
 from .options import MAX_K
 
@@ -293,10 +293,8 @@ def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
         # None = the whole collection: what the fallback ranks.
         res.ranker, ranked = rank_set(coll, words, admitted if len(admitted) else None,
                                       ranker, k, res.notes)
-    atoms = positive_atoms(node)
-    for i, r in enumerate(ranked, start=1):
-        card = build_card(coll, i, r.rowid, r.score, atoms, words)
-        res.results.append(Hit(i, card.id, card.title, r.score, card))
+    cards = build_cards(coll, [(r.rowid, r.score) for r in ranked], positive_atoms(node), words)
+    res.results = [Hit(c.rank, c.id, c.title, c.score, c) for c in cards]
     coll._session = res
     return res
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import apsw
 
-from .layout import doc_span, value_rowid
+from .layout import POS_MASK, SHIFT, doc_span, value_rowid
 from .packing import unpack
 
 FTS_TABLES = {"title": "fts_title", "section": "fts_section", "body": "fts_body",
@@ -85,22 +85,46 @@ def doc_fields(conn: apsw.Connection, match: str, rowid: int) -> set[str]:
     return {f for i, f in enumerate(DOC_COLUMNS) if mask >> i & 1}
 
 
-def card_rows(conn: apsw.Connection, rowid: int, section: int | None = None
-              ) -> tuple[tuple, list[str], list[tuple[str, str]], list[str], str | None]:
-    """One query for what every card shows: ((id, title, date, url), headings, infobox
-    entries, authors), each list in document order, and the original text of section
-    position ``section`` (None when not asked for or absent)."""
-    lo, hi = doc_span(rowid)
-    text_rowid = value_rowid(rowid, section) if section is not None else -1
+CardRows = tuple[tuple, list[str], list[tuple[str, str]], list[str], "str | None"]
+
+
+def cards_rows(conn: apsw.Connection, docs: list[int],
+               sections: list[int | None]) -> list[CardRows]:
+    """One query for what the cards of ``docs`` show: per document ((id, title, date, url),
+    headings, infobox entries, authors), each list in document order, and the original text
+    of its section at position ``sections[i]`` (None when not asked for or absent). The
+    documents' rowids come as one bound JSON array."""
+    import json
+
+    want = [value_rowid(d, p) for d, p in zip(docs, sections, strict=True) if p is not None]
     rows = conn.execute(
-        "SELECT 0, rowid, id, title, date, url FROM documents WHERE rowid = ?1 UNION ALL "
-        "SELECT 1, rowid, heading, NULL, NULL, NULL FROM sections WHERE rowid BETWEEN ?2 AND ?3"
-        " UNION ALL SELECT 2, rowid, key, value, NULL, NULL FROM infobox "
-        "WHERE rowid BETWEEN ?2 AND ?3 UNION ALL SELECT 3, rowid, name, NULL, NULL, NULL "
-        "FROM authors WHERE rowid BETWEEN ?2 AND ?3 UNION ALL SELECT 4, rowid, text, NULL, "
-        "NULL, NULL FROM sections WHERE rowid = ?4 ORDER BY 1, 2",
-        (rowid, lo, hi, text_rowid)).fetchall()
-    head = next(r[2:] for r in rows if r[0] == 0)
-    text = next((unpack(r[2]) for r in rows if r[0] == 4), None)
-    return (head, [r[2] for r in rows if r[0] == 1], [(r[2], r[3]) for r in rows if r[0] == 2],
-            [r[2] for r in rows if r[0] == 3], text)
+        "WITH d(doc) AS (SELECT value FROM json_each(?1)) "
+        "SELECT 0, rowid, id, title, date, url FROM documents WHERE rowid IN d UNION ALL "
+        f"SELECT 1, s.rowid, s.heading, NULL, NULL, NULL FROM d CROSS JOIN sections AS s "
+        f"ON s.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
+        f"SELECT 2, i.rowid, i.key, i.value, NULL, NULL FROM d CROSS JOIN infobox AS i "
+        f"ON i.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
+        f"SELECT 3, a.rowid, a.name, NULL, NULL, NULL FROM d CROSS JOIN authors AS a "
+        f"ON a.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
+        "SELECT 4, rowid, text, NULL, NULL, NULL FROM sections WHERE rowid IN "
+        "(SELECT value FROM json_each(?2)) ORDER BY 1, 2",
+        (json.dumps([int(d) for d in docs]), json.dumps(want))).fetchall()
+    heads: dict[int, tuple] = {}
+    lists: dict[int, tuple[list, list, list]] = {d: ([], [], []) for d in docs}
+    texts: dict[int, str] = {}
+    for kind, rowid, a, b, c, e in rows:
+        if kind == 0:
+            heads[rowid] = (a, b, c, e)
+        elif kind == 4:
+            texts[rowid] = unpack(a)
+        else:
+            got = lists.get(rowid >> SHIFT)
+            if got is not None:
+                got[kind - 1].append(a if kind != 2 else (a, b))
+    return [(heads[d], *lists[d], texts.get(value_rowid(d, p)) if p is not None else None)
+            for d, p in zip(docs, sections, strict=True)]
+
+
+def card_rows(conn: apsw.Connection, rowid: int, section: int | None = None) -> CardRows:
+    """``cards_rows`` of one document."""
+    return cards_rows(conn, [rowid], [section])[0]
