@@ -340,6 +340,19 @@ def best_passage(coll: Any, terms: Sequence[ScoringTerm], doc: int) -> tuple[str
     return px.shape(doc).kind(q - int(px.first[doc]))
 
 
+def passage_scores(coll: Any, terms: Sequence[ScoringTerm], doc: int
+                   ) -> list[tuple[tuple[str, int], float]]:
+    """Every scoring passage of ``doc`` under ``terms``, as (kind, score) in passage order:
+    how the agent orders a document's sections for a question (the ranker's own scores)."""
+    px = passages(coll)
+    run = passage_bm25(coll, terms)
+    first = int(px.first[doc])
+    lo = int(np.searchsorted(run.q, first))
+    hi = int(np.searchsorted(run.q, first + int(px.count[doc])))
+    shape = px.shape(doc)
+    return [(shape.kind(int(run.q[i]) - first), float(run.s[i])) for i in range(lo, hi)]
+
+
 def term_passages(coll: Any, terms: Sequence[ScoringTerm], word: str, prefix: bool,
                   doc: int) -> list[tuple[tuple[str, int], int]]:
     """Where a query word (or prefix unit) occurs in ``doc``: (passage kind, tf) for each of
