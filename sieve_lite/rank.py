@@ -216,11 +216,16 @@ class PassageScores:
     postings: dict[tuple[str, bool], tuple[np.ndarray, np.ndarray]] = \
         dataclasses.field(default_factory=dict)
 
+    def span_of(self, px: PassageIndex, doc: int) -> tuple[int, int]:
+        """The slice of ``q``/``s`` that holds ``doc``'s scored passages."""
+        lo = int(np.searchsorted(self.q, px.first[doc]))
+        hi = int(np.searchsorted(self.q, px.first[doc] + px.count[doc]))
+        return lo, hi
+
     def passage_of(self, px: PassageIndex, doc: int) -> int | None:
         """The number of ``doc``'s best passage (the first among equal scores), or None when
         it scores 0. Found when asked (a card needs it): no per-document work in ranking."""
-        lo = int(np.searchsorted(self.q, px.first[doc]))
-        hi = int(np.searchsorted(self.q, px.first[doc] + px.count[doc]))
+        lo, hi = self.span_of(px, doc)
         if lo == hi:
             return None
         return int(self.q[lo + int(np.argmax(self.s[lo:hi]))])
@@ -347,8 +352,7 @@ def passage_scores(coll: Any, terms: Sequence[ScoringTerm], doc: int
     px = passages(coll)
     run = passage_bm25(coll, terms)
     first = int(px.first[doc])
-    lo = int(np.searchsorted(run.q, first))
-    hi = int(np.searchsorted(run.q, first + int(px.count[doc])))
+    lo, hi = run.span_of(px, doc)
     shape = px.shape(doc)
     return [(shape.kind(int(run.q[i]) - first), float(run.s[i])) for i in range(lo, hi)]
 

@@ -35,7 +35,7 @@ from typing import Any
 from ..errors import QueryError, SectionError
 from ..words import words
 from .backbones import Backbone, Message
-from .spans import Source, SpanIndex, answer_starts, asked_keys, chunk_words, keyed_values
+from .spans import Source, SpanIndex, answer_starts, chunk_words, header_starts, keyed_values
 from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
 from .syntax import ActionError, action_grammar, parse_action
 from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
@@ -457,8 +457,7 @@ class Agent:
             return ""
         one = SpanIndex([src], max_chunks=1 << 30)
         first = chunk_words(grounded.text)[:1]
-        if first and (first[0] in keyed_values(one, self.question, STOPWORDS)
-                      or first[0] in asked_keys(one, self.question, STOPWORDS)):
+        if first and first[0] in header_starts(one, self.question, STOPWORDS):
             return ""
         if not self.budgets.prose_answers:
             return ("only the value of a header line that names what the question asks for "
@@ -487,11 +486,12 @@ class Agent:
         a card ('2017-09-05 by ...') was the commonest wrong answer of small models."""
         sources = [Source(self.read_text[key], key)
                    for key in sorted(self.read, key=lambda k: -self.read[k])]
-        if not SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks):
-            for h in self.cards.values():
-                line = h.title + (f" ({h.byline})" if h.byline else "")
-                sources.append(Source(line, None))
-        return SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
+        index = SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
+        if index:
+            return index
+        cards = [Source(h.title + (f" ({h.byline})" if h.byline else ""), None)
+                 for h in self.cards.values()]
+        return SpanIndex(sources + cards, max_chunks=self.budgets.max_answer_chunks)
 
     def _evidence(self) -> list[dict[str, str]]:
         """The best text read, for a user left without an answer: each section read (newest

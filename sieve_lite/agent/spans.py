@@ -282,7 +282,7 @@ def _doc_number(label: tuple[str, str] | None) -> str:
 
 
 _DATE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}[-/ .]\d{1,2}[-/ .]\d{2,4}\b|"
-                   r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I)
+                   rf"\b({'|'.join(_MONTHS)})[a-z]*\b", re.I)
 
 
 def _typed_value(kind: str, value: str) -> bool:
@@ -397,21 +397,35 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
         # 'What exception ...', 'Which name ...': words, not a footnote's number
         typed = {c for c in cands if any(ch.isalpha() for ch in c)}
     cands = typed or cands
-    score, keyed, labels = keyed_lines(index, question, stop)
+    _score, keyed, labels = keyed_lines(index, question, stop)
     cands = (cands - labels) or cands
     return (keyed & cands) or cands
 
 
-def asked_keys(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
-    """Keys of 'key: value' lines that are the very noun the question asks for ('Which PEP
-    ...' and 'PEP: 572'): an answer may start at the key ('PEP 572')."""
-    score, _values, labels = keyed_lines(index, question, stopwords)
-    if score < 3:
-        return set()
-    nouns = _stems(question_target(question).nouns)
+def header_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
+    """Chunks an answer taken from a header line may start with: the values of the lines
+    whose key names what is asked (``keyed_values``), and the key itself when it is the very
+    noun the question asks for ('Which PEP ...' and 'PEP: 572' -> 'PEP 572')."""
     from ..words import words
 
-    return {k for k in labels if _stems(words(k)) & nouns}
+    stop = set(stopwords)
+    score, values, labels = keyed_lines(index, question, stop)
+    out = _answering(values, score, question, stop)
+    if score >= 3:
+        nouns = _stems(question_target(question).nouns)
+        out |= {k for k in labels if _stems(words(k)) & nouns}
+    return out
+
+
+def _answering(values: set[str], score: int, question: str, stop: set[str]) -> set[str]:
+    """The value chunks of a ``keyed_lines`` result that can start an answer: only when the
+    key names what is asked (score 2 or more), and not the question's own words."""
+    from ..words import words
+
+    if score < 2:
+        return set()
+    asked = set(words(question))
+    return {c for c in values if not set(words(c)) <= asked | stop}
 
 
 def keyed_values(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
@@ -419,14 +433,9 @@ def keyed_values(index: SpanIndex, question: str, stopwords: Iterable[str]) -> s
     (a noun it asks for, or a role for 'who' / a moment for 'when'): the strongest sign that
     the answer is on screen. A key that only shares some word with the question is not
     enough ('PEP:' for any question that says 'PEP')."""
-    from ..words import words
-
     stop = set(stopwords)
-    asked = set(words(question))
     score, keyed, _labels = keyed_lines(index, question, stop)
-    if score < 2:
-        return set()
-    return {c for c in keyed if not set(words(c)) <= asked | stop}
+    return _answering(keyed, score, question, stop)
 
 
 def _contains(hay: Sequence[str], needle: Sequence[str]) -> bool:
@@ -462,5 +471,5 @@ def _node(words: list[str], depth: int, names: dict[str, int], root: str) -> str
     return alts[0] if len(alts) == 1 else " | ".join(alts)
 
 
-__all__ = ["Grounded", "Source", "SpanIndex", "Target", "answer_starts", "asked_keys",
-           "chunk_words", "keyed_lines", "keyed_values", "question_target"]
+__all__ = ["Grounded", "Source", "SpanIndex", "Target", "answer_starts", "chunk_words",
+           "header_starts", "keyed_lines", "keyed_values", "question_target"]

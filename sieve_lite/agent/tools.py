@@ -223,8 +223,8 @@ class CollectionTools:
         if doc.get("infobox"):
             box = "\n".join(f"{k}: {v}" for k, v in doc["infobox"])
             idx = SpanIndex([Source(box, (doc_id, "infobox"))], max_chunks=1 << 30)
-            targeted = keyed_lines(idx, " ".join(self.question_text.split()) or
-                                   " ".join(self.focus), STOPWORDS)[0] >= 2
+            question = self.question_text or " ".join(self.focus)
+            targeted = keyed_lines(idx, question, STOPWORDS)[0] >= 2
         scores: dict[str, float] = {}
         terms = scoring_terms([(w, False) for w in self.focus])
         for (kind, pos), value in passage_scores(self.coll, terms, rowid):
