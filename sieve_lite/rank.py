@@ -211,6 +211,12 @@ class PassageScores:
     docs: np.ndarray
     best: np.ndarray
 
+    def span_of(self, px: PassageIndex, doc: int) -> tuple[int, int]:
+        """The slice of ``q``/``s`` that holds ``doc``'s scored passages."""
+        lo = int(np.searchsorted(self.q, px.first[doc]))
+        hi = int(np.searchsorted(self.q, px.first[doc] + px.count[doc]))
+        return lo, hi
+
 
 # The last few rankings per collection (a hybrid search and a fallback rank the same words
 # again).
@@ -487,6 +493,18 @@ def term_passages_of(coll: Any, word: str, prefix: bool,
             shape = shapes[i] = px.shape(int(d[i]))
         out[i].append((shape.kind(q - firsts[i]), int(tf)))
     return out
+
+
+def passage_scores(coll: Any, terms: Sequence[ScoringTerm], doc: int
+                   ) -> list[tuple[tuple[str, int], float]]:
+    """Every scoring passage of ``doc`` under ``terms``, as (kind, score) in passage order:
+    how the agent orders a document's sections for a question (the ranker's own scores)."""
+    px = passages(coll)
+    run = passage_bm25(coll, terms)
+    first = int(px.first[doc])
+    lo, hi = run.span_of(px, doc)
+    shape = px.shape(doc)
+    return [(shape.kind(int(run.q[i]) - first), float(run.s[i])) for i in range(lo, hi)]
 
 
 def term_passages(coll: Any, word: str, prefix: bool,

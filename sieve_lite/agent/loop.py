@@ -35,7 +35,7 @@ from typing import Any
 from ..errors import QueryError, SectionError
 from ..words import words
 from .backbones import Backbone, Message
-from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
+from .spans import Source, SpanIndex, answer_starts, chunk_words, header_starts, keyed_values
 from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
 from .syntax import ActionError, action_grammar, parse_action
 from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
@@ -70,6 +70,10 @@ class Budgets:
     stall_limit: int = 3          # stop after this many actions in a row without progress
     max_answer_chunks: int = 1500  # shown text offered to the answer grammar, in chunks
     answer_when_keyed: bool = False  # answer right after a read with a 'key: value' match
+    # Small models: answer only with the value of a header line that names what is asked
+    # (bench/ask.py: SmolLM2-135M copied a right answer out of prose 1 time in 20).
+    prose_answers: bool = True
+    read_before_search: bool = False  # the first action is a read of step 0's cards
 
 
 @dataclass
@@ -192,6 +196,8 @@ class Agent:
         self._focus = _focus_words(question)
         if hasattr(self.tools, "focus"):
             self.tools.focus = self._focus
+        if hasattr(self.tools, "question_text"):
+            self.tools.question_text = question
         self._add("system", self.manual, "system")
         self._add("user", f"Question: {question}", "question")
         self._emit({"event": "start", "question": question, "mode": self.mode,
@@ -405,13 +411,19 @@ class Agent:
             raise _Mistake(self._bad_citations(bad))
         text = action.text.strip()
         if self._span_rule():
-            grounded = self._spans().ground(text)
+            spans = self._spans()
+            grounded = spans.ground(text)
             if grounded is None or 2 * grounded.chunks < len(chunk_words(text)):
                 return self._reject(step, final, "the answer is not a span of any text shown "
                                     "in this episode; copy the answer from what you read")
             if grounded.trimmed:
                 step.info["answer_trimmed_from"] = text
-            text = grounded.text
+            why = self._unsupported(spans, grounded)
+            if why:
+                return self._reject(step, final, why)
+            text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
+            if text != grounded.text:
+                step.info["answer_item_of"] = grounded.text
             # Cite what really holds the span: the model's citations that do, else the read
             # sections that do (a span copied from a card only keeps the model's citations).
             holding = [Citation(d, s, self.read_pages.get((d, s), ""))
@@ -433,6 +445,32 @@ class Agent:
                                 "episode")
         return Answer(text, tuple(cites), action.thought)
 
+    def _unsupported(self, spans: SpanIndex, grounded: Any) -> str:
+        """Why a grounded span does not answer the question ('' when it may): it must be the
+        value of a 'key: value' line whose key names what is asked, or have some of the
+        question's words near it where it was read. A span with nothing of the question
+        around it is a guess: no answer is better."""
+        from .queries import STOPWORDS
+
+        src = spans.sources[grounded.source] if grounded.source >= 0 else None
+        if src is None:
+            return ""
+        one = SpanIndex([src], max_chunks=1 << 30)
+        first = chunk_words(grounded.text)[:1]
+        if first and first[0] in header_starts(one, self.question, STOPWORDS):
+            return ""
+        if not self.budgets.prose_answers:
+            return ("only the value of a header line that names what the question asks for "
+                    "is accepted from a model this small")
+        if spans.on_key_line(grounded):
+            return ("that is the value of a header line that is not what the question asks "
+                    "for")
+        stems = {w[:5] for w in self._focus}
+        if spans.support(grounded, stems) >= 1:
+            return ""
+        return ("nothing the question asks about is near that text; answer with the words "
+                "next to the question's own words in what you read")
+
     def _reject(self, step: Step, final: bool, why: str) -> Answer:
         if final:
             raise _NoAnswer(why)
@@ -442,15 +480,18 @@ class Agent:
         return self.budgets.span_answer
 
     def _spans(self) -> SpanIndex:
-        """The text shown so far that an answer may copy: the sections read (newest first:
-        with a cap, what was read last is what the answer most likely comes from), then the
-        cards' titles and bylines."""
+        """The text an answer may copy: the sections read, newest first (with a cap, what was
+        read last is what the answer most likely comes from). Cards' titles and bylines only
+        while nothing was read: an answer cites what it was read in, and a byline copied from
+        a card ('2017-09-05 by ...') was the commonest wrong answer of small models."""
         sources = [Source(self.read_text[key], key)
                    for key in sorted(self.read, key=lambda k: -self.read[k])]
-        for h in self.cards.values():
-            line = h.title + (f" ({h.byline})" if h.byline else "")
-            sources.append(Source(line, None))
-        return SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
+        index = SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
+        if index:
+            return index
+        cards = [Source(h.title + (f" ({h.byline})" if h.byline else ""), None)
+                 for h in self.cards.values()]
+        return SpanIndex(sources + cards, max_chunks=self.budgets.max_answer_chunks)
 
     def _evidence(self) -> list[dict[str, str]]:
         """The best text read, for a user left without an answer: each section read (newest
@@ -706,7 +747,8 @@ class Agent:
         # A search whose results can no longer be read is wasted: none on the last step,
         # and none on the last two while nothing has been read.
         left = self.budgets.max_steps - self.acc.steps
-        if left <= 1 or (left <= 2 and not self.read):
+        first_read = self.budgets.read_before_search and not self.read and self.acc.seeded
+        if left <= 1 or (left <= 2 and not self.read) or first_read:
             if has_fetch_now(fetchable):
                 queries, free = [], False
         span_rules = self._span_grammar() if (self._span_rule() and self.read) else None

@@ -124,6 +124,7 @@ def candidates(coll: Any, question: str) -> list[tuple[str, str]]:
     rare = content_words(coll, question)
     names = _names(question)
     dates = _dates(question) if "date" in fields else []
+    rare_set = set(rare[: max(3, len(rare) // 2 + 1)])
     for name in names:
         ws = words(name)
         if not ws or all(w in STOPWORDS for w in ws):
@@ -138,10 +139,10 @@ def candidates(coll: Any, question: str) -> list[tuple[str, str]]:
             out.append((f"{quoted}[author]", f"the name {name} as an author"))
         if len(ws) > 1:
             out.append((quoted, f"the name {name} anywhere"))
-        out.append((f"{quoted}[title]", f"the name {name} in a title"))
+        if len(ws) > 1 or ws[0] in rare_set:  # 'Python', 'PEP': too common alone
+            out.append((f"{quoted}[title]", f"the name {name} in a title"))
     # Adjacent distinctive words of the question, as a title phrase.
     qwords = words(question)
-    rare_set = set(rare[: max(3, len(rare) // 2 + 1)])
     for a, b in zip(qwords, qwords[1:], strict=False):
         if a in rare_set and b in rare_set and a != b:
             out.append((f'"{a} {b}"[title]', "two adjacent words of the question in a title"))
@@ -155,7 +156,7 @@ def candidates(coll: Any, question: str) -> list[tuple[str, str]]:
     if len(rare) >= 3:
         out.append((" ".join(rare[:3]), "the three rarest words of the question"))
     for d in dates:
-        for w in rare[:2]:
+        for w in [x for x in rare if not x.isdigit()][:2]:  # not the year itself
             out.append((f"{w} date[{d}]", f"a rare word of the question, dated {d}"))
     return list(dict.fromkeys(out))
 

@@ -27,6 +27,8 @@ from .syntax import gbnf_literal
 # Punctuation taken off both ends of a chunk. Not '*' (``except*``), '_' (``__qname__``),
 # '-', '+', '/', '@' or '.' inside a chunk (versions, identifiers).
 _EDGE = "\"'`.,;:!?()[]{}<>|=~"
+# reST and Markdown reference markers ('[2]_', 'foo`_', '[^1]'): never part of an answer
+_MARKER = re.compile(r"\]_|`_|\[\^")
 MAX_CHUNK_CHARS = 48          # longer chunks (URLs, base64) are not offered
 DEFAULT_MAX_CHUNKS = 1500     # chunks offered in one grammar: see bench/ask.py for the cost
 
@@ -49,6 +51,9 @@ class Grounded:
     chunks: int                                # its length in chunks
     trimmed: bool                              # the model wrote more than the span
     labels: list[tuple[str, str]] = field(default_factory=list)  # every read source with it
+    source: int = -1                           # where: the source's index, and the span's
+    first: int = 0                             # first and last chunk in it
+    last: int = 0
 
 
 def _chunks(text: str) -> list[tuple[str, int, int]]:
@@ -59,7 +64,7 @@ def _chunks(text: str) -> list[tuple[str, int, int]]:
         raw = m.group(0)
         lo = len(raw) - len(raw.lstrip(_EDGE))
         core = raw.strip(_EDGE)
-        if core and len(core) <= MAX_CHUNK_CHARS and "\\" not in core:
+        if core and len(core) <= MAX_CHUNK_CHARS and "\\" not in core and not _MARKER.search(core):
             start = m.start() + lo
             out.append((core, start, start + len(core)))
     return out
@@ -104,6 +109,10 @@ class SpanIndex:
     def grammar(self, root: str = "span", starts: Iterable[str] | None = None) -> str:
         """GBNF rules: ``root`` is any chunk path of the successor automaton (starting only
         at ``starts`` when given and not empty). Rule names are ``{root}N``: after chunk N."""
+        if not self.succ:
+            # Nothing quotable: an empty rule would not even parse. A lone dash can be
+            # written, and is then refused as not grounded.
+            return f'{root} ::= "-"\n'
         names = {c: i for i, c in enumerate(sorted(self.succ))}
         first = sorted(set(starts or ()) & set(self.succ)) or sorted(self.succ)
         rules = [f"{root} ::= {_trie(first, names, root)}"]
@@ -149,10 +158,204 @@ class SpanIndex:
                   if s.label is not None and _contains([x for x, _, _ in c], cores)]
         label = self.sources[si].label or (labels[0] if labels else None)
         return Grounded(text=text, label=label, chunks=length, trimmed=length < len(want),
-                        labels=list(dict.fromkeys(labels)))
+                        labels=list(dict.fromkeys(labels)), source=si, first=first, last=last)
+
+    def on_key_line(self, span: Grounded) -> bool:
+        """Whether ``span`` is (part of) the value of a 'key: value' line."""
+        if span.source < 0:
+            return False
+        text = self.sources[span.source].text
+        start = self.chunked[span.source][span.first][1]
+        line = text[text.rfind("\n", 0, start) + 1: start]
+        return bool(re.match(r"\s*[\w][\w .-]{0,40}:\s", line))
+
+    def item(self, span: Grounded) -> str:
+        """The whole list item of a 'key: value' line that ``span`` falls in ('Tony' in
+        'Author: Collin Winter, Tony Lownds' -> 'Tony Lownds'), or the span's text."""
+        if not self.on_key_line(span):
+            return span.text
+        text = self.sources[span.source].text
+        start = self.chunked[span.source][span.first][1]
+        end = self.chunked[span.source][span.last][2]
+        lo = text.rfind("\n", 0, start) + 1
+        hi = text.find("\n", end)
+        hi = len(text) if hi < 0 else hi
+        colon = text.find(":", lo)
+        value_lo = colon + 1 if 0 <= colon < start else lo
+        a = max(text.rfind(",", value_lo, start), text.rfind(";", value_lo, start))
+        b = [i for i in (text.find(",", end, hi), text.find(";", end, hi)) if i >= 0]
+        item = text[(a + 1 if a >= 0 else value_lo): (min(b) if b else hi)]
+        item = " ".join(item.split()).strip(_EDGE + " ")
+        return item if span.text in item else span.text
+
+    def support(self, span: Grounded, stems: set[str], window: int = 12) -> int:
+        """How many of ``stems`` (the question's content words, on their first five letters)
+        occur in ``span`` or within ``window`` chunks of it in its source: an
+        answer is only as good as the words around it. A span on a 'key: value' line also
+        counts its key."""
+        from ..words import words
+
+        if span.source < 0:
+            return 0
+        ch = self.chunked[span.source]
+        near = ch[max(0, span.first - window): span.last + 1 + window]
+        found = {w[:5] for c, _s, _e in near for w in words(c)} & stems
+        return len(found)
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+# What a 'key: value' line's key must say for its value to answer the question, beyond the
+# question's own words: who -> a person's role, when -> a moment. Plain English, no collection's
+# vocabulary.
+_AUTHORS = ("author", "authors", "by", "writer", "written")
+_ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
+          "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
+          "director", "inventor", "designer")
+_MOMENTS = ("created", "date", "dated", "published", "released", "release", "posted",
+            "updated", "accepted", "resolved", "year", "born", "died", "founded", "opened",
+            "started", "ended", "time", "day", "month")
+_HOW_MUCH = {"many", "much", "big", "long", "large", "old"}
+_AFTER_WH = {"of", "the", "a", "an", "is", "was", "are", "were", "did", "does", "do", "has",
+             "had", "have", "in", "on", "for", "at", "by"}
+
+
+# Nouns whose value is a number ('What percentage ...', 'Which port ...').
+_NUMERIC = frozenset({"number", "percentage", "percent", "port", "size", "count", "amount",
+                      "width", "length", "height", "age", "price", "score", "rank"})
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a question asks for: its kind ('who', 'when', 'number', 'what') and the nouns
+    that name the wanted value ('status' in 'What status does ...', 'python' and 'version' in
+    'Which Python version ...')."""
+
+    kind: str
+    nouns: frozenset[str]
+
+
+def question_target(question: str) -> Target:
+    """The kind and the naming nouns of ``question`` (see ``Target``). The kind comes from
+    the first question word ('In PEP 618, what exception does it raise when ...' asks
+    what, not when)."""
+    from ..words import words
+
+    q = words(question)
+    kind, nouns = "what", []
+    for i, w in enumerate(q):
+        if w in ("who", "whom", "whose"):
+            kind = "who"
+        elif w == "when":
+            kind = "when"
+        elif w == "how" and i + 1 < len(q) and q[i + 1] in _HOW_MUCH:
+            kind = "number"
+        elif w in ("what", "which"):
+            # the words right after it, up to a function word: 'What type of PEP' -> type
+            rest = q[i + 1:]
+            while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an"):
+                rest = rest[1:]  # 'What is the status of ...' -> status
+            for x in rest[:2]:
+                if x in _AFTER_WH:
+                    break
+                nouns.append(x)
+            if nouns and nouns[0] in ("date", "year", "month", "day"):
+                kind = "when"
+        else:
+            continue
+        break
+    return Target(kind, frozenset(nouns))
+
+
+def _stems(ws: Iterable[str]) -> set[str]:
+    return {w[:5] for w in ws}
+
+
+def _doc_number(label: tuple[str, str] | None) -> str:
+    """The number inside a document id ('pep-0322' -> '322'): a value that only repeats it
+    names the document, not a fact about it."""
+    if label is None:
+        return ""
+    m = re.search(r"(\d+)\D*$", label[0])
+    return m.group(1).lstrip("0") if m else ""
+
+
+_DATE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}[-/ .]\d{1,2}[-/ .]\d{2,4}\b|"
+                   rf"\b({'|'.join(_MONTHS)})[a-z]*\b", re.I)
+
+
+def _typed_value(kind: str, value: str) -> bool:
+    """Whether a value can answer a question of ``kind``: a date for 'when', a capitalised
+    name for 'who'."""
+    if kind == "when":
+        return bool(_DATE.search(value))
+    if kind == "who":
+        return any(w[:1].isupper() for w in value.split())
+    return True
+
+
+def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
+                ) -> tuple[int, set[str], set[str]]:
+    """(score, value chunks, key chunks) of the shown 'key: value' lines whose key best names
+    what ``question`` asks for. Scores: 3, the key is a noun the question asks for ('What
+    status' -> 'Status:'); 2, the key is a role for 'who' or a moment for 'when', or shares a
+    word with the question besides; 1, the key only shares a word with the question (on its
+    first five letters); 0, no key does. A value that only repeats its document's number is
+    left out unless the key is the asked noun ('Which PEP' -> 'PEP: 572')."""
+    from ..words import words
+
+    target = question_target(question)
+    stop = set(stopwords)
+    asked = _stems(w for w in words(question) if w not in stop)
+    nouns = _stems(target.nouns)
+    roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
+    other_role = bool(asked & (roles - authors))  # 'Who is the release manager ...'
+
+    def key_score(key: set[str]) -> int:
+        if key & nouns:
+            return 3
+        if target.kind == "who":
+            if key & asked & roles or (key & authors and not other_role):
+                return 2  # the role it names, else the author
+        elif target.kind == "when":
+            # a moment the question names ('created'), else a plain 'Date:'
+            if key & asked or (key & {"date", "dated"} and not asked & moments):
+                return 2
+        return 1 if key & asked else 0
+    best = 0
+    values: set[str] = set()
+    labels: set[str] = set()
+    for src, ch in zip(index.sources, index.chunked, strict=True):
+        number = _doc_number(src.label)
+        i = 0
+        while i < len(ch) - 1:
+            core, _s, end = ch[i]
+            if src.text[end:end + 1] != ":":
+                i += 1
+                continue
+            labels.add(core)  # 'Author:' is a label, not an answer
+            key = _stems(words(core))
+            score = key_score(key)
+            # the value: the chunks up to the line's end
+            line_end = src.text.find("\n", end)
+            line_end = len(src.text) if line_end < 0 else line_end
+            j = i + 1
+            vals = []
+            while j < len(ch) and ch[j][1] < line_end:
+                vals.append(ch[j][0])
+                j += 1
+            if score < 3 and number and " ".join(vals) == number:
+                score = 0
+            if score == 2 and not _typed_value(target.kind, " ".join(vals)):
+                score = 1  # 'Python-Version: 3.10' does not say when
+            if score and vals:
+                if score > best:
+                    best, values = score, set()
+                if score == best:
+                    values.update(vals)
+            i = max(j, i + 1)
+    return best, values, labels
 
 
 def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
@@ -160,18 +363,18 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     question does not say (not one of its words, not a stopword), of the type it asks for:
     a capitalised word for 'who', a number or a month for 'when', 'what year' or 'which
     version', a number for 'how many/much/big/long'. Where the shown text has 'key: value'
-    lines whose key shares a word with the question ('Created:' for 'when was it created'),
-    their values come first. Each rule is dropped when it would leave nothing."""
+    lines whose key names what the question asks for (``keyed_lines``), their values come
+    first. Each rule is dropped when it would leave nothing."""
     from ..words import words
 
     asked = set(words(question))
-    stems = {w[:5] for w in asked if w not in set(stopwords)}
     stop = set(stopwords)
     cands = {c for c in index.succ
              if not (set(words(c)) <= asked | stop) and any(ch.isalnum() for ch in c)}
     if not cands:
         return set()
     q = " ".join(words(question))
+    target = question_target(question)
     # 'Which PEP ...?': the answer may be 'PEP 572', the question's noun and a number.
     m = re.match(r"(?:which|what) (\w+)", q)
     named: set[str] = set()
@@ -183,45 +386,56 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     typed = cands
     if named:
         typed = named
-    elif re.match(r"(who|whom|whose)\b", q) or " who " in f" {q} ":
+    elif target.kind == "who":
         typed = {c for c in cands if c[:1].isupper()}
-    elif re.search(r"\b(when|what date|which date|what year|which year|which month|"
-                   r"what month|version|release)\b", q):
+    elif target.kind == "when" or target.nouns & {"version", "release"}:
         typed = {c for c in cands if any(ch.isdigit() for ch in c)
                  or c.lower()[:3] in _MONTHS}
-    elif re.search(r"\bhow (many|much|big|long|large|old)\b", q):
+    elif target.kind == "number" or target.nouns & _NUMERIC:
         typed = {c for c in cands if any(ch.isdigit() for ch in c)}
+    else:
+        # 'What exception ...', 'Which name ...': words, not a footnote's number
+        typed = {c for c in cands if any(ch.isalpha() for ch in c)}
     cands = typed or cands
-    keyed, labels = _keyed(index, stems)
+    _score, keyed, labels = keyed_lines(index, question, stop)
     cands = (cands - labels) or cands
     return (keyed & cands) or cands
 
 
-def keyed_values(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
-    """First chunks of the values of 'key: value' lines whose key shares a word (on its
-    first five letters) with the question: the strongest sign that the answer is on screen."""
+def header_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
+    """Chunks an answer taken from a header line may start with: the values of the lines
+    whose key names what is asked (``keyed_values``), and the key itself when it is the very
+    noun the question asks for ('Which PEP ...' and 'PEP: 572' -> 'PEP 572')."""
     from ..words import words
 
     stop = set(stopwords)
-    stems = {w[:5] for w in words(question) if w not in stop}
-    asked = set(words(question))
-    keyed, _labels = _keyed(index, stems)
-    return {c for c in keyed if not set(words(c)) <= asked | stop}
+    score, values, labels = keyed_lines(index, question, stop)
+    out = _answering(values, score, question, stop)
+    if score >= 3:
+        nouns = _stems(question_target(question).nouns)
+        out |= {k for k in labels if _stems(words(k)) & nouns}
+    return out
 
 
-def _keyed(index: SpanIndex, stems: set[str]) -> tuple[set[str], set[str]]:
-    """(values of keys naming a stem, every key) over the 'key: value' lines shown."""
+def _answering(values: set[str], score: int, question: str, stop: set[str]) -> set[str]:
+    """The value chunks of a ``keyed_lines`` result that can start an answer: only when the
+    key names what is asked (score 2 or more), and not the question's own words."""
     from ..words import words
 
-    keyed: set[str] = set()
-    labels: set[str] = set()
-    for src, ch in zip(index.sources, index.chunked, strict=True):
-        for i, (core, _s, end) in enumerate(ch[:-1]):
-            if src.text[end:end + 1] == ":":
-                labels.add(core)  # 'Author:' is a label, not an answer
-                if {w[:5] for w in words(core)} & stems:
-                    keyed.add(ch[i + 1][0])
-    return keyed, labels
+    if score < 2:
+        return set()
+    asked = set(words(question))
+    return {c for c in values if not set(words(c)) <= asked | stop}
+
+
+def keyed_values(index: SpanIndex, question: str, stopwords: Iterable[str]) -> set[str]:
+    """Chunks of the values of 'key: value' lines whose key names what the question asks for
+    (a noun it asks for, or a role for 'who' / a moment for 'when'): the strongest sign that
+    the answer is on screen. A key that only shares some word with the question is not
+    enough ('PEP:' for any question that says 'PEP')."""
+    stop = set(stopwords)
+    score, keyed, _labels = keyed_lines(index, question, stop)
+    return _answering(keyed, score, question, stop)
 
 
 def _contains(hay: Sequence[str], needle: Sequence[str]) -> bool:
@@ -257,4 +471,5 @@ def _node(words: list[str], depth: int, names: dict[str, int], root: str) -> str
     return alts[0] if len(alts) == 1 else " | ".join(alts)
 
 
-__all__ = ["Grounded", "Source", "SpanIndex", "answer_starts", "chunk_words", "keyed_values"]
+__all__ = ["Grounded", "Source", "SpanIndex", "Target", "answer_starts", "chunk_words",
+           "header_starts", "keyed_lines", "keyed_values", "question_target"]

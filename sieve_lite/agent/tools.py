@@ -156,6 +156,7 @@ class CollectionTools:
         self.compact = compact
         self.sections_shown = sections_shown
         self.focus: list[str] = []  # the question's content words: orders sections, cuts reads
+        self.question_text = ""     # the question itself: what it asks for orders sections
         # Outside sieve mode the words are all there is: the model sees no fields.
         self.fields = tuple(coll.fields) if mode == "sieve" else ()
         self.ranker = ranker or ("hybrid" if getattr(coll, "has_vectors", False) else "bm25")
@@ -198,33 +199,44 @@ class CollectionTools:
                              clause_counts=_plain(getattr(res, "clause_counts", None) or []))
 
     def rank_sections(self, doc_id: str, names: list[str], first: str = "") -> list[str]:
-        """A document's sections, the likeliest to hold the answer first: the snippet's
-        section, then by how many of the question's words (compared on their first five
-        letters, so 'create' finds 'Created') the heading and text hold; the infobox is scored
-        like any section (its 'key: value' lines)."""
+        """A document's sections, the likeliest to hold the answer first.
+
+        The infobox leads when one of its keys names what the question asks for ('Status:'
+        for 'What status ...', 'Author:' for 'Who ...', 'Created:' for 'When ...').
+        The rest are ordered by the ranker's own passage-level BM25 of the question's words
+        (each section with the title and its heading; the infobox with its keys and values),
+        then by the snippet's section and the order in the document; an infobox that names
+        nothing asked for comes last."""
         if not self.focus:
             return ([first] if first in names else []) + [n for n in names if n != first]
         doc = self.coll.document(doc_id)
-        if doc is None:
+        rowid = self.coll.doc_rowid(doc_id) if doc is not None else None
+        if doc is None or rowid is None:
             return names
-        texts: dict[str, str] = {}
-        heads: dict[str, str] = {}
         from ..fetch import section_names
+        from ..rank import passage_scores, scoring_terms
+        from .queries import STOPWORDS
+        from .spans import Source, SpanIndex, keyed_lines
 
-        for name, s in zip(section_names([s["heading"] for s in doc["sections"]]),
-                           doc["sections"], strict=True):
-            texts[name] = s["text"]
-            heads[name] = name
+        pos_names = section_names([s["heading"] for s in doc["sections"]])
+        targeted = False
         if doc.get("infobox"):
-            texts["infobox"] = "\n".join(f"{k}: {v}" for k, v in doc["infobox"])
-            # The infobox's keys are its headings: 'Created' for 'when was it created'.
-            heads["infobox"] = " ".join(k for k, _ in doc["infobox"])
-        stems = {w[:5] for w in self.focus}
+            box = "\n".join(f"{k}: {v}" for k, v in doc["infobox"])
+            idx = SpanIndex([Source(box, (doc_id, "infobox"))], max_chunks=1 << 30)
+            question = self.question_text or " ".join(self.focus)
+            targeted = keyed_lines(idx, question, STOPWORDS)[0] >= 2
+        scores: dict[str, float] = {}
+        terms = scoring_terms([(w, False) for w in self.focus])
+        for (kind, pos), value in passage_scores(self.coll, terms, rowid):
+            name = pos_names[pos] if kind == "section" and pos < len(pos_names) else kind
+            scores[name] = max(scores.get(name, 0.0), value)
 
-        def score(name: str) -> tuple[int, int, int]:
-            head = {w[:5] for w in words(heads.get(name, name))} & stems
-            body = {w[:5] for w in words(texts.get(name, ""))} & stems
-            return (int(name == first), 2 * len(head) + len(body), -names.index(name))
+        def score(name: str) -> tuple[int, float, int, int]:
+            # the infobox: first when it names what is asked, else last (its title's words
+            # make any infobox look relevant, and a small model then copies a date from it)
+            box = 1 if targeted else -1
+            return (box if name == "infobox" else 0, scores.get(name, 0.0),
+                    int(name == first), -names.index(name))
 
         return sorted(names, key=score, reverse=True)
 
