@@ -75,6 +75,27 @@ def test_encode_all_equals_encode_and_compresses_long_lists():
     assert blobs[-1][0] & 0x80 and len(blobs[-1]) < 0.6 * 400_000 * 3  # zstd took it
 
 
+def test_decode_from_many_threads_at_once():
+    """The MCP server searches from worker threads: zstd frames decoded concurrently must each
+    come back whole (one shared decompression context failed with "destination buffer is too
+    small")."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(5)
+    blobs = []
+    for n in (30_000, 60_000, 90_000, 120_000):
+        ids = np.unique(rng.integers(0, 4 * n, n))
+        blobs.append((ids, ps.encode(ids, rng.integers(1, 4, len(ids)))))
+    assert all(b[0] & 0x80 for _, b in blobs)
+
+    def decode_all(i: int) -> bool:
+        ids, blob = blobs[i % len(blobs)]
+        return all(np.array_equal(ps.decode(blob)[0], ids) for _ in range(40))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(decode_all, range(32)))
+
+
 def _cut(d: Document) -> tuple[ps.Shape, list[list[str]]]:
     from sieve_lite.documents import INTRO
 

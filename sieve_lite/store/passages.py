@@ -18,10 +18,10 @@ decompresses at GB/s. Decoding is then two ``np.frombuffer`` and a ``cumsum``.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import apsw
 import numpy as np
@@ -30,8 +30,9 @@ _TYPES = (np.dtype("<u1"), np.dtype("<u2"), np.dtype("<u4"), np.dtype("<u8"))
 _ZSTD = 0x80  # header bit: the body is one zstd frame
 ZSTD_AFTER = 512  # bytes: shorter postings are stored plain (a frame costs more than it saves)
 ZSTD_LEVEL = 3
-_zc: Any = None
-_zd: Any = None
+# One zstd context per thread: a ZstdCompressor/ZstdDecompressor must not be used by two
+# threads at once (the MCP server searches from worker threads).
+_z = threading.local()
 
 
 def _narrowest(top: int) -> int:
@@ -42,12 +43,12 @@ def _narrowest(top: int) -> int:
 
 
 def _compress(body: bytes) -> bytes | None:
-    global _zc
-    import zstandard
+    zc = getattr(_z, "c", None)
+    if zc is None:
+        import zstandard
 
-    if _zc is None:
-        _zc = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-    z = _zc.compress(body)
+        zc = _z.c = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    z = zc.compress(body)
     return z if len(z) < 0.9 * len(body) else None
 
 
@@ -73,17 +74,17 @@ def encode(ids: np.ndarray, tfs: np.ndarray) -> bytes:
 def decode(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     """(passage numbers int64, tfs) of a packed postings blob; the tfs keep their stored
     unsigned type (read-only; arithmetic with floats promotes them exactly)."""
-    global _zd
     head = data[0]
     gt, tt = _TYPES[head >> 4 & 7], _TYPES[head & 15]
     body: bytes | memoryview = memoryview(data)[1:]
     if head & _ZSTD:
-        import zstandard
+        zd = getattr(_z, "d", None)
+        if zd is None:
+            import zstandard
 
-        if _zd is None:
-            _zd = zstandard.ZstdDecompressor()
+            zd = _z.d = zstandard.ZstdDecompressor()
         # a frame written by _pack records its size; cap it all the same (a damaged file)
-        body = _zd.decompress(body, max_output_size=MAX_POSTINGS_BYTES)
+        body = zd.decompress(body, max_output_size=MAX_POSTINGS_BYTES)
     n = len(body) // (gt.itemsize + tt.itemsize)
     gaps = np.frombuffer(body, dtype=gt, count=n)
     tfs = np.frombuffer(body, dtype=tt, count=n, offset=n * gt.itemsize)
