@@ -93,6 +93,9 @@ def section_names(headings: list[str]) -> list[str]:
     The first occurrence keeps its heading; a repeat (ignoring case and spacing) becomes
     ``Heading (2)``, ``Heading (3)``, ... skipping any name already taken.
     """
+    keys = [" ".join(h.split()).casefold() for h in headings]  # _key, inline: cards call
+    if len(set(keys)) == len(keys):  # this for every hit, and most headings are distinct
+        return list(headings)
     taken: set[str] = set()
     out: list[str] = []
     for h in headings:
