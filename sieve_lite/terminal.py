@@ -183,7 +183,8 @@ def headings_line(headings: Sequence[str], match: WordMatch, width: int) -> Text
     names = [one_line(h) for h in headings]
     hit = [n for n in names if match.spans(n)]
     order = hit + [n for n in names if n not in hit]
-    line = Text(f"{len(names)} section{'s' if len(names) != 1 else ''}: ", DIM)
+    line = Text()  # the label dim, not the headings: a Text's own style covers all of it
+    line.append(f"{len(names)} section{'s' if len(names) != 1 else ''}: ", DIM)
     sep = cell_len(SEP)
     room = width - cell_len(line.plain)
     shown: list[Text] = []
@@ -277,7 +278,8 @@ def _footer(card: Card) -> str:
 
 
 def _title(card: Card, match: WordMatch) -> Text:
-    title = Text(f"{card.rank}. ", "bold cyan")
+    title = Text()
+    title.append(f"{card.rank}. ", "bold cyan")
     title.append_text(highlight(one_line(card.title) or "(untitled)", match, "bold"))
     return title
 
@@ -297,21 +299,26 @@ def card_lines(card: Card, words: Words = (), width: int = 80, *, boxed: bool = 
     inner = width - 4
     body = _body(card, match, inner, CARD_LINES - 2)
     edge = Style(dim=True)
-    top = Text(box.top_left + box.top + " ", edge)
+    # The frame is dim, the card's text is not: style the edge pieces, not the whole line
+    # (``Text(s, style)`` would make ``style`` the base of everything appended after).
+    top = Text()
+    top.append(box.top_left + box.top + " ", edge)
     title = _title(card, match)
     title.truncate(width - 6, overflow="ellipsis")
     top.append_text(title)
     top.append(" " + box.top * (width - cell_len(top.plain) - 2) + box.top_right, edge)
     lines = [top]
     for line in body:
-        row = Text(box.mid_left + " ", edge)
+        row = Text()
+        row.append(box.mid_left + " ", edge)
         row.append_text(line)
         row.append(" " * (inner - cell_len(line.plain)))
         row.append(" " + box.mid_right, edge)
         lines.append(row)
     footer = Text(_footer(card), DIM)
     footer.truncate(width - 6, overflow="ellipsis")
-    bottom = Text(box.bottom_left + box.bottom * (width - cell_len(footer.plain) - 5) + " ",
+    bottom = Text()
+    bottom.append(box.bottom_left + box.bottom * (width - cell_len(footer.plain) - 5) + " ",
                   edge)
     bottom.append_text(footer)
     bottom.append(" " + box.bottom + box.bottom_right, edge)
@@ -322,7 +329,8 @@ def card_lines(card: Card, words: Words = (), width: int = 80, *, boxed: bool = 
 def card_line(card: Card, words: Words = (), width: int = 80) -> Text:
     """A card folded to one line: rank, id, title, score."""
     match = WordMatch(words)
-    line = Text(f"{card.rank}. ", "bold cyan")
+    line = Text()
+    line.append(f"{card.rank}. ", "bold cyan")
     line.append(one_line(card.id), "bold")
     line.append("  ")
     line.append_text(highlight(one_line(card.title) or "(untitled)", match))
@@ -540,7 +548,8 @@ def outline_table(res: FetchResult, words: Words = (), boxed: bool = True,
 
 
 def fetch_header(res: FetchResult) -> Text:
-    head = Text(one_line(res.id), "bold")
+    head = Text()
+    head.append(one_line(res.id), "bold")
     head.append(SEP)
     head.append(one_line(res.title) or "(untitled)", "bold")
     head.append(SEP)
