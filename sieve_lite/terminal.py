@@ -104,6 +104,12 @@ class WordMatch:
     def word(self, folded: str) -> bool:
         return folded in self.exact or (bool(self.stems) and folded.startswith(self.stems))
 
+    def terms(self, text: str) -> int:
+        """How many of the query's words (an exact word, or a prefix) occur in ``text``."""
+        found = {w for _, _, w in word_spans(text)}
+        return (sum(1 for w in self.exact if w in found)
+                + sum(1 for s in self.stems if any(w.startswith(s) for w in found)))
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the query words in ``text``."""
         if not self:
@@ -175,13 +181,16 @@ def _meta_line(card: Card, match: WordMatch, width: int) -> Text:
 
 
 def headings_line(headings: Sequence[str], match: WordMatch, width: int) -> Text:
-    """One line of ``width`` cells: the headings that hold a query word first, then the
-    others in document order, as many as fit, then ``+N more`` counting every heading not
-    shown. A heading too long for the room left is passed over for shorter ones after it,
-    except the first of the line (the first holding a query word, if any): that one is cut
-    with an ellipsis rather than left out (a unique prefix is enough to fetch it)."""
+    """One line of ``width`` cells: the headings that hold a query word first (those holding
+    more of its words before the others), then the others in document order, as many as
+    fit, then ``+N more`` counting every heading not shown. A heading too long for the room
+    left is passed over for shorter ones after it, except the first of the line (the first
+    holding a query word, if any): that one is cut with an ellipsis rather than left out (a
+    unique prefix is enough to fetch it)."""
     names = [one_line(h) for h in headings]
-    hit = [n for n in names if match.spans(n)]
+    # Those holding more of the query's words first (``6 Handling Docstring Indentation``
+    # before ``3 What is a Docstring?`` for ``docstring* AND indentation``), then in order.
+    hit = sorted((n for n in names if match.spans(n)), key=lambda n: -match.terms(n))
     order = hit + [n for n in names if n not in hit]
     line = Text()  # the label dim, not the headings: a Text's own style covers all of it
     line.append(f"{len(names)} section{'s' if len(names) != 1 else ''}: ", DIM)

@@ -244,6 +244,13 @@ def test_headings_matched_first_then_more():
     assert line == "3 sections: A · B +1 more"
     line = headings_line(["A", "walrus " * 30, "B"], WordMatch([("walrus", False)]), 60).plain
     assert line.startswith("3 sections: walrus walrus") and line.endswith("… · A · B")
+    # more of the query's words first: the heading with both words leads
+    two = WordMatch([("docstring", True), ("indentation", False)])
+    heads = ["Abstract", "3 What is a Docstring?", "6 Handling Docstring Indentation"]
+    line = headings_line(heads, two, 100).plain
+    assert line == ("3 sections: 6 Handling Docstring Indentation · 3 What is a Docstring? · "
+                    "Abstract")
+    assert two.terms(heads[2]) == 2 and two.terms(heads[1]) == 1 and two.terms(heads[0]) == 0
     cut = headings_line(["x" * 200, "y" * 200], WordMatch(), 40).plain
     assert cut.startswith("2 sections: xxx") and "…" in cut and cut.endswith("+1 more")
     assert cell_len(cut) <= 40
