@@ -104,6 +104,12 @@ class WordMatch:
     def word(self, folded: str) -> bool:
         return folded in self.exact or (bool(self.stems) and folded.startswith(self.stems))
 
+    def terms(self, text: str) -> int:
+        """How many of the query's words (an exact word, or a prefix) occur in ``text``."""
+        found = {w for _, _, w in word_spans(text)}
+        return (sum(1 for w in self.exact if w in found)
+                + sum(1 for s in self.stems if any(w.startswith(s) for w in found)))
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the query words in ``text``."""
         if not self:
@@ -175,15 +181,19 @@ def _meta_line(card: Card, match: WordMatch, width: int) -> Text:
 
 
 def headings_line(headings: Sequence[str], match: WordMatch, width: int) -> Text:
-    """One line of ``width`` cells: the headings that hold a query word first, then the
-    others in document order, as many as fit, then ``+N more`` counting every heading not
-    shown. A heading too long for the room left is passed over for shorter ones after it,
-    except the first of the line (the first holding a query word, if any): that one is cut
-    with an ellipsis rather than left out (a unique prefix is enough to fetch it)."""
+    """One line of ``width`` cells: the headings that hold a query word first (those holding
+    more of its words before the others), then the others in document order, as many as
+    fit, then ``+N more`` counting every heading not shown. A heading too long for the room
+    left is passed over for shorter ones after it, except the first of the line (the first
+    holding a query word, if any): that one is cut with an ellipsis rather than left out (a
+    unique prefix is enough to fetch it)."""
     names = [one_line(h) for h in headings]
-    hit = [n for n in names if match.spans(n)]
+    # Those holding more of the query's words first (``6 Handling Docstring Indentation``
+    # before ``3 What is a Docstring?`` for ``docstring* AND indentation``), then in order.
+    hit = sorted((n for n in names if match.spans(n)), key=lambda n: -match.terms(n))
     order = hit + [n for n in names if n not in hit]
-    line = Text(f"{len(names)} section{'s' if len(names) != 1 else ''}: ", DIM)
+    line = Text()  # the label dim, not the headings: a Text's own style covers all of it
+    line.append(f"{len(names)} section{'s' if len(names) != 1 else ''}: ", DIM)
     sep = cell_len(SEP)
     room = width - cell_len(line.plain)
     shown: list[Text] = []
@@ -277,7 +287,8 @@ def _footer(card: Card) -> str:
 
 
 def _title(card: Card, match: WordMatch) -> Text:
-    title = Text(f"{card.rank}. ", "bold cyan")
+    title = Text()
+    title.append(f"{card.rank}. ", "bold cyan")
     title.append_text(highlight(one_line(card.title) or "(untitled)", match, "bold"))
     return title
 
@@ -297,21 +308,26 @@ def card_lines(card: Card, words: Words = (), width: int = 80, *, boxed: bool = 
     inner = width - 4
     body = _body(card, match, inner, CARD_LINES - 2)
     edge = Style(dim=True)
-    top = Text(box.top_left + box.top + " ", edge)
+    # The frame is dim, the card's text is not: style the edge pieces, not the whole line
+    # (``Text(s, style)`` would make ``style`` the base of everything appended after).
+    top = Text()
+    top.append(box.top_left + box.top + " ", edge)
     title = _title(card, match)
     title.truncate(width - 6, overflow="ellipsis")
     top.append_text(title)
     top.append(" " + box.top * (width - cell_len(top.plain) - 2) + box.top_right, edge)
     lines = [top]
     for line in body:
-        row = Text(box.mid_left + " ", edge)
+        row = Text()
+        row.append(box.mid_left + " ", edge)
         row.append_text(line)
         row.append(" " * (inner - cell_len(line.plain)))
         row.append(" " + box.mid_right, edge)
         lines.append(row)
     footer = Text(_footer(card), DIM)
     footer.truncate(width - 6, overflow="ellipsis")
-    bottom = Text(box.bottom_left + box.bottom * (width - cell_len(footer.plain) - 5) + " ",
+    bottom = Text()
+    bottom.append(box.bottom_left + box.bottom * (width - cell_len(footer.plain) - 5) + " ",
                   edge)
     bottom.append_text(footer)
     bottom.append(" " + box.bottom + box.bottom_right, edge)
@@ -322,7 +338,8 @@ def card_lines(card: Card, words: Words = (), width: int = 80, *, boxed: bool = 
 def card_line(card: Card, words: Words = (), width: int = 80) -> Text:
     """A card folded to one line: rank, id, title, score."""
     match = WordMatch(words)
-    line = Text(f"{card.rank}. ", "bold cyan")
+    line = Text()
+    line.append(f"{card.rank}. ", "bold cyan")
     line.append(one_line(card.id), "bold")
     line.append("  ")
     line.append_text(highlight(one_line(card.title) or "(untitled)", match))
@@ -540,7 +557,8 @@ def outline_table(res: FetchResult, words: Words = (), boxed: bool = True,
 
 
 def fetch_header(res: FetchResult) -> Text:
-    head = Text(one_line(res.id), "bold")
+    head = Text()
+    head.append(one_line(res.id), "bold")
     head.append(SEP)
     head.append(one_line(res.title) or "(untitled)", "bold")
     head.append(SEP)

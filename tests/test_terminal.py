@@ -192,6 +192,34 @@ def test_title_cut_with_ellipsis():
     assert plain.endswith("…") and cell_len(plain) <= 80
 
 
+def _styled(line, console: Console) -> list[tuple[str, bool]]:
+    """(text, dim) per rendered segment of one card line, styles combined as printed."""
+    return [(seg.text, bool(seg.style and seg.style.dim))
+            for seg in console.render(line, console.options.update(width=200))
+            if seg.text.strip("\n")]
+
+
+@pytest.mark.parametrize("boxed", [True, False])
+def test_only_the_frame_and_labels_are_dim(boxed):
+    """The card's own text (title, authors, headings, snippet) is printed at full
+    brightness; dim is for the frame, the footer and the labels (``by``, ``N sections:``)."""
+    card = _card(title="Walrus title", authors=["Ann Author"], headings=["Intro", "Walrus"],
+                 snippet="the walrus is here")
+    console = Console(file=StringIO(), width=80, color_system="truecolor")
+    lines = t.card_lines(card, [("walrus", False)], 80, boxed=boxed)
+    segs = [seg for line in lines for seg in _styled(line, console)]
+    for word in (" title", "Ann Author", "Intro", "the ", "walrus", " is here"):
+        shown = [dim for text, dim in segs if word in text]
+        assert shown and not any(shown), (word, segs)
+    assert any(dim for text, dim in segs if "sections: " in text)
+    assert not any(dim for text, dim in segs if text.startswith("1. "))
+    if boxed:
+        assert all(dim for text, dim in segs if text.strip() and set(text.strip()) <= BOX)
+    folded = _styled(t.card_line(card, [("walrus", False)], 80), console)
+    assert [dim for text, dim in folded if "score" in text] == [True]
+    assert not any(dim for text, dim in folded if "score" not in text)
+
+
 def test_authors_shortened():
     assert t.authors_short(["A", "B", "C", "D", "E"]) == "A, B +3"
     assert t.authors_short(["A", "B"]) == "A, B"
@@ -216,6 +244,13 @@ def test_headings_matched_first_then_more():
     assert line == "3 sections: A · B +1 more"
     line = headings_line(["A", "walrus " * 30, "B"], WordMatch([("walrus", False)]), 60).plain
     assert line.startswith("3 sections: walrus walrus") and line.endswith("… · A · B")
+    # more of the query's words first: the heading with both words leads
+    two = WordMatch([("docstring", True), ("indentation", False)])
+    heads = ["Abstract", "3 What is a Docstring?", "6 Handling Docstring Indentation"]
+    line = headings_line(heads, two, 100).plain
+    assert line == ("3 sections: 6 Handling Docstring Indentation · 3 What is a Docstring? · "
+                    "Abstract")
+    assert two.terms(heads[2]) == 2 and two.terms(heads[1]) == 1 and two.terms(heads[0]) == 0
     cut = headings_line(["x" * 200, "y" * 200], WordMatch(), 40).plain
     assert cut.startswith("2 sections: xxx") and "…" in cut and cut.endswith("+1 more")
     assert cell_len(cut) <= 40
