@@ -217,6 +217,35 @@ def test_agent_modes_metrics(toy_db: Path, tmp_path: Path) -> None:
         assert (tmp_path / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("values,log", [
+    ([1333, 1545, 4363], False),    # the PEP oracle's medians: no power of ten between them
+    ([640, 893, 1094], False),
+    ([800, 1400, 9000], True),      # a decade or more: logarithmic
+    ([3, 40_000], True),
+])
+def test_token_axes_always_show_numbers(values: list[int], log: bool) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sieve_lite.eval.report import token_scale
+
+    for which in ("x", "y"):
+        fig, ax = plt.subplots(figsize=(4.6, 3.6))
+        ax.scatter(values, values)
+        token_scale(ax.xaxis if which == "x" else ax.yaxis, values)
+        fig.canvas.draw()
+        axis = ax.xaxis if which == "x" else ax.yaxis
+        lo, hi = sorted(axis.get_view_interval())
+        shown = [t.get_text() for t in axis.get_ticklabels()
+                 if t.get_text() and lo <= t.get_position()[0 if which == "x" else 1] <= hi]
+        plt.close(fig)
+        assert axis.get_scale() == ("log" if log else "linear")
+        assert len(shown) >= 2, (which, values, shown)
+        assert all(s.replace(",", "").isdigit() for s in shown), shown  # plain numbers
+
+
 def _stable(summary: dict[str, Any]) -> dict[str, Any]:
     """The summary without the run's metadata and wall-clock figures."""
     def strip(x: Any) -> Any:
