@@ -46,11 +46,11 @@ class Key:
 KEYS: dict[str, Key] = {k.name: k for k in (
     Key("collection", "SIEVE_LITE_COLLECTION",
         "the collection file used when a command is given none"),
-    Key("ranker", "SIEVE_LITE_RANKER", "the ranker of search, ask and mcp (see --ranker)"),
+    Key("ranker", "SIEVE_LITE_RANKER", "the ranker of search, ask, eval and mcp (see --ranker)"),
     Key("model", "SIEVE_LITE_MODEL",
-        "ask's model: a GGUF file, or with a backbone the model name to ask for"),
+        "the model of ask and eval: a GGUF file, or with a backbone the model name"),
     Key("backbone", "SIEVE_LITE_BACKBONE",
-        "ask's OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1"),
+        "the OpenAI-compatible endpoint of ask and eval, e.g. http://127.0.0.1:8080/v1"),
 )}
 
 

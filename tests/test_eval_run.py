@@ -6,6 +6,7 @@ command line (including bad input and one real-model episode)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -217,6 +218,35 @@ def test_agent_modes_metrics(toy_db: Path, tmp_path: Path) -> None:
         assert (tmp_path / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("values,log", [
+    ([1333, 1545, 4363], False),    # the PEP oracle's medians: no power of ten between them
+    ([640, 893, 1094], False),
+    ([800, 1400, 9000], True),      # a decade or more: logarithmic
+    ([3, 40_000], True),
+])
+def test_token_axes_always_show_numbers(values: list[int], log: bool) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sieve_lite.eval.report import token_scale
+
+    for which in ("x", "y"):
+        fig, ax = plt.subplots(figsize=(4.6, 3.6))
+        ax.scatter(values, values)
+        token_scale(ax.xaxis if which == "x" else ax.yaxis, values)
+        fig.canvas.draw()
+        axis = ax.xaxis if which == "x" else ax.yaxis
+        lo, hi = sorted(axis.get_view_interval())
+        shown = [t.get_text() for t in axis.get_ticklabels()
+                 if t.get_text() and lo <= t.get_position()[0 if which == "x" else 1] <= hi]
+        plt.close(fig)
+        assert axis.get_scale() == ("log" if log else "linear")
+        assert len(shown) >= 2, (which, values, shown)
+        assert all(s.replace(",", "").isdigit() for s in shown), shown  # plain numbers
+
+
 def _stable(summary: dict[str, Any]) -> dict[str, Any]:
     """The summary without the run's metadata and wall-clock figures."""
     def strip(x: Any) -> Any:
@@ -339,6 +369,42 @@ def test_cli_bad_input_is_one_line(toy_db: Path, tmp_path: Path) -> None:
     p = cli("eval", str(bad), str(QUESTIONS), "--oracle", cwd=tmp_path)  # not a collection
     assert p.returncode in (2, 3) and p.stderr.count("\n") == 1
     assert "Traceback" not in p.stderr
+
+
+def test_the_model_from_the_environment_is_a_setting(toy_db: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """$SIEVE_LITE_MODEL picks the backbone's model; run.json records it, so a run resumed
+    without it (another model) is refused rather than mixed, and the oracle counts with its
+    vocabulary, not the default's."""
+    from sieve_lite.errors import ModelError
+
+    opts = EvalOptions(oracle=True, modes=("sieve",))
+    other = tmp_path / "other.gguf"
+    monkeypatch.setenv("SIEVE_LITE_MODEL", str(other))
+    run_eval(toy_db, QUESTIONS, tmp_path / "out", opts, counter=WordCounter(), stop_after=1)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["settings"]["model"] == \
+        str(other)
+    with pytest.raises(ModelError, match="model file not found: .*other.gguf"):
+        run_eval(toy_db, QUESTIONS, tmp_path / "tok", opts)  # no such vocabulary to count with
+    monkeypatch.delenv("SIEVE_LITE_MODEL")
+    with pytest.raises(QuestionError, match=r"other settings \(model\)"):
+        run_eval(toy_db, QUESTIONS, tmp_path / "out", opts, counter=WordCounter())
+
+
+def test_cli_takes_the_defaults_ask_takes(toy_db: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'model = "{tmp_path / "configured.gguf"}"\nranker = "bm25-doc"\n')
+    env = {**os.environ, "SIEVE_LITE_CONFIG": str(cfg)}
+    p = subprocess.run([*CLI, "eval", str(toy_db), str(QUESTIONS), "--oracle", "-o", "a"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "model file not found" in p.stderr and "configured.gguf" in p.stderr
+    p = subprocess.run([*CLI, "eval", str(toy_db), str(QUESTIONS), "--oneshot", "-o", "b"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                       env={**env, "SIEVE_LITE_RANKER": "bm25"})
+    assert p.returncode == 0, p.stderr
+    run = json.loads((tmp_path / "b" / "run.json").read_text())["settings"]
+    assert run["ranker"] == "bm25" and run["model"].endswith("configured.gguf")
 
 
 @pytest.mark.slow

@@ -61,9 +61,9 @@ def config(ctx: click.Context, fmt: str | None, as_json: bool, color: str) -> No
     \b
     Settings, each also read from an environment variable (which wins over the file):
       collection  SIEVE_LITE_COLLECTION  the collection used when a command is given none
-      ranker      SIEVE_LITE_RANKER      a ranker, as --ranker takes it (search, ask, mcp)
-      model       SIEVE_LITE_MODEL       ask's GGUF file, or the model name for a backbone
-      backbone    SIEVE_LITE_BACKBONE    ask's OpenAI-compatible endpoint URL
+      ranker      SIEVE_LITE_RANKER      a ranker, as --ranker takes it (search, ask, eval, mcp)
+      model       SIEVE_LITE_MODEL       the GGUF file of ask and eval, or a backbone's model
+      backbone    SIEVE_LITE_BACKBONE    the OpenAI-compatible endpoint of ask and eval
     The file is config.toml in the user's config folder, or SIEVE_LITE_CONFIG.
     """
     if ctx.invoked_subcommand is None:

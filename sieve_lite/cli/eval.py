@@ -33,17 +33,20 @@ def _modes(value: str) -> tuple[str, ...]:
 @click.option("--oneshot", is_flag=True,
               help="One ranked search of the question's words, no agent: gold recall@k.")
 @click.option("--model", type=click.Path(path_type=Path), default=None,
-              help="A GGUF file (default: the agent's default model); its tokenizer counts "
-                   "the oracle's tokens. With --backbone, the model name to ask for (the "
-                   "oracle then counts with the default model's tokenizer).")
+              help="A GGUF file (default: as in ask, $SIEVE_LITE_MODEL or the config "
+                   "file, else the agent's default model); its tokenizer counts the oracle's "
+                   "tokens. With --backbone, the model name to ask for (the oracle then "
+                   "counts with the default model's tokenizer).")
 @click.option("--backbone", metavar="URL", default=None,
-              help="An OpenAI-compatible endpoint instead of the in-process model.")
+              help="An OpenAI-compatible endpoint instead of the in-process model (default: "
+                   "$SIEVE_LITE_BACKBONE or the config file, as in ask).")
 @click.option("--max-steps", type=click.IntRange(1, 100), default=None,
               help="Model steps per question (default: what fits the model, as in ask).")
 @click.option("--n-ctx", type=click.IntRange(512, 1_048_576), default=8192, show_default=True)
 @click.option("--ranker", type=click.Choice(RANKERS),
               default=None,
-              help="Default: hybrid when the collection has embeddings, else bm25.")
+              help="Default: $SIEVE_LITE_RANKER or the config file, else hybrid when the "
+                   "collection has embeddings, bm25 when not.")
 @click.option("-k", "k", type=click.IntRange(1, 50), default=None,
               help="Results per search (default: the agent's for the model; the oracle's hop "
                    "counts when its gold is in the top 5).")
@@ -76,6 +79,14 @@ def eval_(db: Path, questions: Path, modes: str, oracle: bool, oneshot: bool,
     2Wiki / HotpotQA / MuSiQue file as it is), per access mode: results.jsonl, summary.json,
     report.md and plots in the output folder. With --oracle and/or --oneshot, no language
     model answers: the engine alone is measured."""
+    from .. import config
+
+    # The defaults ``ask`` takes (environment, then config file), so that eval runs the agent
+    # the user set up: same model, backbone and ranker.
+    ranker = ranker or config.default("ranker")
+    backbone = backbone or config.default("backbone")
+    if model is None and config.default("model"):
+        model = Path(config.default("model") or "")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")

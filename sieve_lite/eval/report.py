@@ -204,13 +204,29 @@ def _oneshot_md(o: dict[str, Any]) -> list[str]:
 
 
 # -- plots ---------------------------------------------------------------------------------
+def token_scale(axis: Any, values: Sequence[float | None]) -> None:
+    """Token counts on ``axis`` as plain numbers. Logarithmic when they span a decade or more,
+    with ticks at 1, 2 and 5 times the powers of ten; linear when they do not, where a log
+    axis would often show no number at all (say 1,333 to 4,363: no power of ten between)."""
+    import matplotlib.ticker
+
+    xs = [v for v in values if v is not None and v > 0]
+    if xs and max(xs) >= 10 * min(xs):
+        if axis.axis_name == "x":
+            axis.axes.set_xscale("log")
+        else:
+            axis.axes.set_yscale("log")
+        axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:,.0f}"))
+
+
 def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> list[Path]:
     """The three PNGs (the ones the run's data allow)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
     folder.mkdir(parents=True, exist_ok=True)
     runs = _by(rows, "run")
@@ -248,9 +264,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
                 # stacked labels: modes often tie (sieve and search-fetch in the oracle)
                 ax.annotate(m, (x, y), textcoords="offset points", xytext=(6, 4 - 11 * i),
                             fontsize=8)
-            ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:,.0f}"))
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            token_scale(ax.xaxis, [x for x, _ in pts.values()])
             ax.set_xlabel("distinct tokens per question (median)")
             ax.set_ylim(-0.02, 1.02)
             ax.grid(alpha=0.3)
@@ -270,9 +284,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
                 for patch, (m, _) in zip(box["boxes"], keep, strict=True):
                     patch.set_facecolor(COLORS.get(m, "#999999"))
                     patch.set_alpha(0.5)
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:,.0f}"))
-            ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            token_scale(ax.yaxis, [v for d in data for v in d])
             ax.set_ylabel("distinct tokens per question")
             ax.set_title(f"{run}" + (" (reached questions)" if run == "oracle" else "")
                          + f" · {title}", fontsize=9)

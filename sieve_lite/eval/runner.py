@@ -143,10 +143,25 @@ def settings(db: Path, qpath: Path, opts: EvalOptions, coll: Any) -> dict[str, A
     return {
         "collection": str(db), "collection_hash": info.get("content_hash") or _file_hash(db),
         "questions": str(qpath), "questions_hash": _file_hash(qpath),
-        "model": str(opts.model) if opts.model else "default", "backbone": opts.backbone,
+        "model": model_setting(opts), "backbone": opts.backbone,
         "max_steps": opts.max_steps, "n_ctx": opts.n_ctx, "ranker": opts.ranker or "default",
         "k": opts.k, "seed": opts.seed,
     }
+
+
+def model_setting(opts: EvalOptions) -> str:
+    """The model a run uses, as ``run.json`` records it: ``--model``, else (in process)
+    ``$SIEVE_LITE_MODEL``, which the backbone and the tokenizer take too, else "default". A
+    run resumed with another model is then refused, not mixed."""
+    if opts.model:
+        return str(opts.model)
+    if not opts.backbone:
+        from ..agent.backbones import MODEL_ENV
+
+        env = os.environ.get(MODEL_ENV, "").strip()
+        if env:
+            return str(Path(env).expanduser())
+    return "default"
 
 
 def _check_settings(out: Path, want: dict[str, Any]) -> None:
@@ -225,7 +240,14 @@ class Context:
         if self._counter is None:
             from .tokens import GGUFTokenizer
 
-            self._counter = GGUFTokenizer(self.opts.model if not self.opts.backbone else None)
+            # the in-process model's own vocabulary (as chosen by the backbone: --model,
+            # else $SIEVE_LITE_MODEL, else the default); with --backbone the default's
+            if self.opts.backbone:
+                self._counter = GGUFTokenizer(None)
+            else:
+                from ..agent.backbones import chosen_model_path
+
+                self._counter = GGUFTokenizer(chosen_model_path(self.opts.model))
         return self._counter
 
     def backbone(self, mode: str) -> Any:
