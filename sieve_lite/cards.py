@@ -280,11 +280,12 @@ def _snippet_source(coll: Any, rowid: int, names: list[str], infobox: list[tuple
     from . import rank as rk
 
     best = rk.best_passage(coll, rk.scoring_terms(words), rowid) if words else None
+    limit = coll.meta.max_section_bytes  # the build's bound: a crafted blob inflates no more
     if best is None or best[0] == "title":
-        return [(names[pos], text) for pos, text in sql.section_texts(coll.conn, rowid)]
+        return [(names[pos], text) for pos, text in sql.section_texts(coll.conn, rowid, limit)]
     kind, pos = best
     if kind == "section":
-        return [(names[pos], sql.section_text(coll.conn, rowid, pos))]
+        return [(names[pos], sql.section_text(coll.conn, rowid, pos, limit))]
     if kind == "infobox":
         return [(INFOBOX, "; ".join(f"{k}: {v}" for k, v in infobox))]
     return [(AUTHORS, ", ".join(authors))]

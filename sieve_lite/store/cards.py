@@ -29,19 +29,21 @@ def headings(conn: apsw.Connection, rowid: int) -> list[str]:
         doc_span(rowid))]
 
 
-def section_text(conn: apsw.Connection, rowid: int, pos: int) -> str:
-    """The original text of a document's section ``pos``."""
+def section_text(conn: apsw.Connection, rowid: int, pos: int, limit: int) -> str:
+    """The original text of a document's section ``pos``; ``limit``: the collection's
+    ``max_section_bytes`` (a packed text never unpacks to more)."""
     row = conn.execute("SELECT text FROM sections WHERE rowid = ?",
                        (value_rowid(rowid, pos),)).fetchone()
-    return unpack(row[0]) if row else ""
+    return unpack(row[0], limit) if row else ""
 
 
-def section_texts(conn: apsw.Connection, rowid: int) -> Iterator[tuple[int, str]]:
-    """(position, original text) of a document's sections, in order, read lazily."""
+def section_texts(conn: apsw.Connection, rowid: int, limit: int) -> Iterator[tuple[int, str]]:
+    """(position, original text) of a document's sections, in order, read lazily (``limit``
+    as for ``section_text``)."""
     lo, _ = doc_span(rowid)
     for r, t in conn.execute("SELECT rowid, text FROM sections WHERE rowid BETWEEN ? AND ? "
                              "ORDER BY rowid", doc_span(rowid)):
-        yield r - lo, unpack(t)
+        yield r - lo, unpack(t, limit)
 
 
 def infobox(conn: apsw.Connection, rowid: int) -> list[tuple[str, str]]:
