@@ -279,7 +279,7 @@ def _snippet_source(coll: Any, rowid: int, best: tuple[str, int] | None, best_te
     if best is None or best[0] == "title":
         # No passage holds a snippet word, so no section text does: the snippet is the
         # opening of the first section with a word, and only that one is needed.
-        for pos, text in sql.section_texts(coll.conn, rowid):
+        for pos, text in sql.section_texts(coll.conn, rowid, coll.meta.max_section_bytes):
             if word_spans(text):
                 return [(names[pos], text)]
         return []
@@ -388,8 +388,9 @@ def build_cards(coll: Any, hits: Sequence[tuple[int, float]], atoms: Sequence[Te
     snippet_words = body_words(atoms, coll.text_fields) or words
     bests = rk.best_passages(coll, rk.scoring_terms(snippet_words), docs) if snippet_words \
         else [None] * len(docs)
+    # the build's bound on a section's text: a crafted blob inflates no more
     rows = sql.cards_rows(conn, docs, [b[1] if b is not None and b[0] == "section" else None
-                                       for b in bests])
+                                       for b in bests], coll.meta.max_section_bytes)
     where: dict[tuple[str, bool], list] = {}
     for atom in atoms:
         if isinstance(atom, Term) and not atom.is_phrase:

@@ -327,6 +327,7 @@ def test_cli_oracle_and_oneshot(toy_db: Path, tmp_path: Path) -> None:
             "--json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     summary = json.loads(p.stdout)
+    assert (summary["format"], summary["type"]) == (1, "eval")  # as every --json output
     assert summary["oracle"]["modes"]["sieve"]["reached"] == 1.0
     assert summary["oneshot"]["all"]["recall@10"] == 1.0
     names = {f.name for f in (tmp_path / "out").rglob("*")}

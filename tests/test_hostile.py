@@ -28,6 +28,7 @@ from sieve_lite import store
 from sieve_lite.build import build_collection
 from sieve_lite.documents import Document
 from sieve_lite.errors import CollectionError, DamagedCollection
+from sieve_lite.store.packing import MAX_SECTION_BYTES
 
 CLI = [sys.executable, "-c", "import sys; from sieve_lite.cli import main; "
        "sys.argv[0] = 'sieve-lite'; main()"]
@@ -261,6 +262,21 @@ def test_damage_inside_a_document_is_refused_when_read(base: Path, tmp_path: Pat
     assert rc == 0 and "Abstract" in out, err  # the rest of the collection still reads
     with sieve_lite.open(path) as coll, pytest.raises(DamagedCollection, match=want):
         coll.document(BOMB_DOC)
+    assert path.read_bytes() == before
+
+
+def test_a_card_unpacks_no_more_than_the_build_bound(base: Path, tmp_path: Path) -> None:
+    """A search whose card's snippet comes from the bomb's section (the index still holds the
+    section's words) is refused at the bound the build stored, not at the global ceiling."""
+    path, before = hostile(base, tmp_path, zlib_bomb)
+    with sieve_lite.open(path) as coll:
+        bound = coll.meta.max_section_bytes
+        assert 0 < bound < MAX_SECTION_BYTES
+        with pytest.raises(DamagedCollection, match=f"unpacks to over {bound:,} bytes"):
+            coll.search("visitor tedious", k=5, ranker="bm25")  # only that section has both
+    rc, _out, err, seconds, mb = run_measured("search", str(path), "visitor tedious",
+                                              "--ranker", "bm25")
+    refused(rc, err, seconds, mb, f"unpacks to over {bound:,} bytes")
     assert path.read_bytes() == before
 
 

@@ -40,6 +40,7 @@ SAMPLE = Path(__file__).resolve().parent / "data" / "peps-sample.jsonl"
 DATA = Path(__file__).resolve().parent / "data"
 HOTPOT = DATA / "qa" / "hotpotqa"
 EXAMPLES = DATA / "bql-examples" / "corpus.jsonl"
+PEPS_DB = DATA.parent.parent / "collections" / "peps.db"  # the shipped collection (736 PEPs)
 
 
 def _build(tmp: Path, name: str, docs: list[dict] | Path, embed: bool = False) -> Path:
@@ -183,6 +184,18 @@ def test_best_passage_names_the_passage(sample):
     res = coll.search(f"{value}[infobox] {key}", k=50, ranker="bm25")
     assert all(h.card.snippet_section in ("infobox", *h.card.headings) for h in res.results)
     assert any(h.card.snippet_section == "infobox" for h in res.results)
+
+
+def test_walrus_ranks_pep_572_in_the_top_5_with_bm25():
+    """Issue 15: a long document that mentions a word in one section competes by that section.
+    PEP 572 (assignment expressions, a long PEP) names "the walrus operator" once, in its
+    Abstract; ranked as one bag of words (bm25-doc), that one mention falls out of the top 5.
+    (``collections/peps.db`` is in the repository.)"""
+    with sieve_lite.open(PEPS_DB) as coll:
+        top = [h.id for h in coll.search("walrus", k=5, ranker="bm25").results]
+        doc = [h.id for h in coll.search("walrus", k=5, ranker="bm25-doc").results]
+    assert "pep-0572" in top, top
+    assert "pep-0572" not in doc, doc  # what passage-level scoring changed
 
 
 def test_bm25_doc_matches_bm25s_top10(hotpot):

@@ -42,3 +42,41 @@ def test_document_reads_every_field_back(examples_db: Path) -> None:
         assert doc["sections"] == [{"heading": "(intro)", "text":
                                     "A flat document about rock and roll music without a date."}]
         assert coll.document("no-such-id") is None
+
+
+def test_collection_summaries_the_agent_reads(tmp_path: Path) -> None:
+    """store.reads' summaries of a whole collection (the agent's manual and query builder read
+    them; no SQL over the schema outside store/) against the same counts made in Python."""
+    from collections import Counter
+
+    from sieve_lite.build import build_collection
+    from sieve_lite.documents import Document
+    from sieve_lite.store import reads
+
+    docs = [
+        {"id": "b", "title": "Walrus operator", "author": ["Chris", "Tim"],
+         "infobox": [["Status", "Final"], ["Type", "Standards"]],
+         "sections": [{"heading": "Abstract", "text": "walrus here"},
+                      {"heading": "Rationale", "text": "more walrus words"}]},
+        {"id": "a", "title": "Another proposal", "author": ["Tim"],
+         "infobox": [["Status", "Final"]], "date": "2001-02-03",
+         "sections": [{"heading": "Rationale", "text": "no such animal"},
+                      {"heading": "Abstract", "text": "plain text"}]},
+        {"id": "c", "title": "Third walrus", "text": "x " * 200},  # packed: an (intro) blob
+    ]
+    out = tmp_path / "s.db"
+    build_collection([Document.from_dict(d) for d in docs], out, embed=False)
+    with sieve_lite.open(out) as coll:
+        listed = reads.document_list(coll.conn)
+        assert [(i, t) for _r, i, t, _d in listed] == [(d["id"], d["title"]) for d in docs]
+        assert [d for *_x, d in listed] == [None, "2001-02-03", None]
+        first = {i: reads.first_section_text(coll.conn, r) for r, i, _t, _d in listed}
+        assert first == {"b": "walrus here", "a": "no such animal", "c": "x " * 200}
+        headings = Counter(s["heading"] for d in docs for s in d.get("sections", []))
+        assert reads.common_headings(coll.conn, 5) == sorted(headings,
+                                                             key=lambda h: (-headings[h], h))
+        assert reads.common_author(coll.conn) == "Tim"
+        assert reads.common_infobox_entry(coll.conn) == ("Status", "Final")
+        assert reads.term_rows(coll.conn, "title", "walrus") == 2
+        assert reads.term_rows(coll.conn, "body", "walrus") == 2  # two section texts
+        assert reads.term_rows(coll.conn, "body", "zebra") == 0

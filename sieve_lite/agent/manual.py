@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import QueryError
+from ..store import reads
 from ..words import words
 
 FIELD_MEANING = {
@@ -53,8 +54,7 @@ def _candidate_examples(coll: Any) -> list[Example]:
     """Examples in the order we would like to show them (before verification)."""
     conn = coll.conn
     fields = set(coll.fields)
-    docs = sorted(conn.execute("SELECT rowid, id, title, date FROM documents").fetchall(),
-                  key=lambda r: _rank(str(r[1])))
+    docs = sorted(reads.document_list(conn), key=lambda r: _rank(r[1]))
     out: list[Example] = []
     # A title phrase: two adjacent title words.
     titled = [(r, _good_words(r[2], 3)) for r in docs]
@@ -74,10 +74,7 @@ def _candidate_examples(coll: Any) -> list[Example]:
                                f"a title word starting with '{w[:5]}', and '{ws[1]}' anywhere"))
             break
     if "section" in fields:
-        row = conn.execute(
-            "SELECT heading, count(*) AS n FROM sections WHERE heading != '(intro)' "
-            "GROUP BY heading ORDER BY n DESC, heading LIMIT 5").fetchall()
-        for heading, _n in row:
+        for heading in reads.common_headings(conn, 5):
             hw = words(heading)
             if 1 <= len(hw) <= 3 and all(w.isalpha() for w in hw):
                 h = hw[0] if len(hw) == 1 else '"' + " ".join(hw) + '"'
@@ -89,21 +86,19 @@ def _candidate_examples(coll: Any) -> list[Example]:
                         break
                 break
     if "author" in fields:
-        row = conn.execute("SELECT name, count(*) AS n FROM authors GROUP BY name "
-                           "ORDER BY n DESC, name LIMIT 1").fetchone()
-        if row:
-            aw = [w for w in words(row[0]) if w.isalpha()]
+        name = reads.common_author(conn)
+        if name:
+            aw = [w for w in words(name) if w.isalpha()]
             if aw:
                 out.append(Example(f"{aw[-1]}[author]", f"documents by an author named "
                                                         f"{aw[-1].capitalize()}"))
     if "infobox" in fields:
-        row = conn.execute("SELECT key, value, count(*) AS n FROM infobox GROUP BY key, value "
-                           "ORDER BY n DESC, key, value LIMIT 1").fetchone()
-        if row:
-            kv = words(f"{row[0]} {row[1]}")
+        entry = reads.common_infobox_entry(conn)
+        if entry:
+            kv = words(f"{entry[0]} {entry[1]}")
             if 2 <= len(kv) <= 4:
                 out.append(Example(f'"{" ".join(kv)}"[infobox]',
-                                   f"the infobox entry '{row[0]}: {row[1]}'"))
+                                   f"the infobox entry '{entry[0]}: {entry[1]}'"))
     if "date" in fields:
         years = [int(r[3][:4]) for r in docs if r[3]]
         if years:
@@ -121,9 +116,8 @@ def _candidate_examples(coll: Any) -> list[Example]:
             out.append(Example(f"{ws[0]}[title]", f"documents about {ws[0]}"))
             break
     for row in docs[:50]:
-        text = conn.execute("SELECT unpack(text) FROM sections WHERE doc = ? ORDER BY pos "
-                            "LIMIT 1", (row[0],)).fetchone()
-        bw = _good_words(text[0], 6) if text else []
+        text = reads.first_section_text(conn, row[0])
+        bw = _good_words(text, 6) if text else []
         tw = set(words(row[2]))
         bw = [w for w in bw if w not in tw]
         if bw:
@@ -170,16 +164,14 @@ def _sample_card(coll: Any, query: str) -> str:
     if not res.results:
         return ""
     card = res.results[0].card
-    text = card.render_compact(6) if hasattr(card, "render_compact") else ""
-    return text
+    return card.render_compact(6)
 
 
 def _plain_examples(coll: Any) -> list[str]:
     """Word searches for the modes without BQL, from real titles."""
-    docs = sorted(coll.conn.execute("SELECT id, title FROM documents").fetchall(),
-                  key=lambda r: _rank(str(r[0])))
+    docs = sorted(reads.document_list(coll.conn), key=lambda r: _rank(r[1]))
     out = []
-    for _id, title in docs:
+    for _rowid, _id, title, _date in docs:
         ws = _good_words(title, 3)
         if len(ws) >= 2:
             out.append(" ".join(ws[:3]))
@@ -282,14 +274,10 @@ def build_manual(coll: Any, mode: str = "sieve", k: int = 5, read_tokens: int = 
 def _short_example(coll: Any, mode: str) -> list[str]:
     """A worked example for the short manual, from a real document of the collection: its
     card line, a read of its infobox (or its first section) and an answer copied from it."""
-    docs = sorted(coll.conn.execute("SELECT rowid, id, title FROM documents").fetchall(),
-                  key=lambda r: _rank(str(r[1])))
-    from ..store.layout import doc_span
-
-    for rowid, doc_id, title in docs[:50]:
-        rows = coll.conn.execute("SELECT key, value FROM infobox WHERE rowid BETWEEN ? AND ? "
-                                 "ORDER BY rowid", doc_span(rowid)).fetchall()
-        rows = [(k, v) for k, v in rows if 0 < len(v) <= 40 and len(words(v)) <= 4]
+    docs = sorted(reads.document_list(coll.conn), key=lambda r: _rank(r[1]))
+    for rowid, doc_id, title, _date in docs[:50]:
+        rows = [(k, v) for k, v in reads.infobox(coll.conn, rowid)
+                if 0 < len(v) <= 40 and len(words(v)) <= 4]
         if len(rows) < 3:
             continue
         key, value = rows[min(2, len(rows) - 1)]

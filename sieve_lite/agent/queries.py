@@ -94,17 +94,11 @@ def _dates(question: str) -> list[str]:
 
 
 def _doc_freq(coll: Any, word: str) -> int:
-    """How many documents contain the word in their title or body (the collection's own
-    vocabulary tables; 0 when unknown)."""
-    n = 0
-    for table in ("vocab_title_row", "vocab_body_row"):
-        try:
-            row = coll.conn.execute(f"SELECT doc FROM {table} WHERE term = ?",
-                                    (word,)).fetchone()
-        except Exception:  # a collection without the vocab table: rarity unknown
-            row = None
-        n = max(n, int(row[0]) if row else 0)
-    return n
+    """How common the word is: the number of titles or of section texts holding it, whichever
+    is larger (the collection's own FTS5 vocabularies; 0 when none holds it)."""
+    from ..store import reads
+
+    return max(reads.term_rows(coll.conn, field, word) for field in ("title", "body"))
 
 
 def content_words(coll: Any, question: str) -> list[str]:

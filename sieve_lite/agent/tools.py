@@ -26,7 +26,6 @@ from ..errors import QueryError, SectionError
 from ..words import words
 
 WHOLE_DOCUMENT = "(document)"
-MAX_LISTED_HEADINGS = 12
 
 
 @dataclass
@@ -175,8 +174,8 @@ class CollectionTools:
         res = self.coll.search(engine_query, k=k, ranker=self.ranker)
         hits = []
         for h in list(res.results)[:k]:
-            card = getattr(h, "card", None)
-            if card is not None and getattr(card, "headings", None):
+            card = h.card  # every search hit carries its card (sieve_lite.cards.Card)
+            if card.headings:
                 # The card's names are the fetchable ones (repeats told apart as 'X (2)').
                 secs = list(card.headings) + (["infobox"] if card.infobox_keys else [])
                 self._sections[str(h.id)] = secs
@@ -192,7 +191,7 @@ class CollectionTools:
             hits.append(Hit(rank=int(h.rank), id=str(h.id), title=str(h.title), sections=secs,
                             card=self._card_text(h, secs), snippet_section=snip,
                             byline="; ".join(m for m in meta if m),
-                            data=card.to_dict() if hasattr(card, "to_dict") else {}))
+                            data=card.to_dict()))
         return SearchOutcome(query=query, engine_query=engine_query, total=int(res.total),
                              fallback=bool(getattr(res, "fallback", False)), hits=hits,
                              notes=[str(n) for n in (getattr(res, "notes", None) or [])],
@@ -243,16 +242,14 @@ class CollectionTools:
     def _card_text(self, hit: Any, secs: list[str]) -> str:
         """The engine's compact card (sieve, search-fetch), a short card for small models,
         or a plain list entry (visit)."""
-        card = getattr(hit, "card", None)
+        card = hit.card
         if self.mode == "search-visit":
             snippet = _one_line(_attr(card, "snippet", "") or "")
             line = f"[{hit.rank}] {hit.id}: {hit.title}"
             return line + (f"\n    {snippet}" if snippet else "")
         if self.compact:
             return _short_card(hit, card, secs)
-        if card is not None and hasattr(card, "render_compact"):
-            return str(card.render_compact()).rstrip()
-        return _fallback_card(hit, card, secs)
+        return card.render_compact().rstrip()
 
     # -- read ------------------------------------------------------------------------------
     def sections(self, doc_id: str) -> list[str]:
@@ -391,26 +388,3 @@ def excerpt(text: str, focus: list[str], max_words: int) -> tuple[str, bool]:
         lo = nl + 1
     body = text[lo: spans[end - 1][1]]
     return ("... " if start else "") + body + (" ..." if end < len(spans) else ""), True
-
-
-def _fallback_card(hit: Any, card: Any, secs: list[str]) -> str:
-    """Our own compact card when the engine has none: the fields BQL.md section 9 lists."""
-    date = _attr(card, "date", "") or _attr(hit, "date", "")
-    head = f"[{hit.rank}] {hit.id}: {hit.title}" + (f" ({date})" if date else "")
-    lines = [head]
-    listed = secs[:MAX_LISTED_HEADINGS]
-    more = len(secs) - len(listed)
-    if listed:
-        lines.append("    sections: " + "; ".join(listed) + (f"; (+{more} more)" if more else ""))
-    keys = _attr(card, "infobox_keys", None) or []
-    if keys:
-        lines.append("    infobox: " + ", ".join(map(str, keys)))
-    matched = _attr(card, "matched_fields", None) or _attr(card, "matched", None) or []
-    if matched:
-        lines.append("    matched: " + ", ".join(map(str, matched)))
-    snippet = _attr(card, "snippet", None) or _attr(hit, "snippet", None)
-    if snippet:
-        where = _attr(card, "snippet_section", "")
-        lines.append(f"    snippet ({where}): " if where else "    snippet: ")
-        lines[-1] += _one_line(str(snippet))
-    return "\n".join(lines)

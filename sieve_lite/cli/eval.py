@@ -104,7 +104,9 @@ def eval_(db: Path, questions: Path, modes: str, oracle: bool, oneshot: bool,
         run = run_eval(db, questions, out, opts, fresh=fresh, progress=progress,
                        stop_after=0 if report_only else None)
     if as_json:
-        print_json(run.summary)
+        from ..output import versioned
+
+        print_json(versioned("eval", run.summary))
     else:
         click.echo(_brief(run.summary))
         click.echo(f"wrote {out}/: results.jsonl, " + ", ".join(

@@ -29,12 +29,13 @@ def headings(conn: apsw.Connection, rowid: int) -> list[str]:
         doc_span(rowid))]
 
 
-def section_texts(conn: apsw.Connection, rowid: int) -> Iterator[tuple[int, str]]:
-    """(position, original text) of a document's sections, in order, read lazily."""
+def section_texts(conn: apsw.Connection, rowid: int, limit: int) -> Iterator[tuple[int, str]]:
+    """(position, original text) of a document's sections, in order, read lazily; ``limit``:
+    the collection's ``max_section_bytes`` (a packed text never unpacks to more)."""
     lo, _ = doc_span(rowid)
     for r, t in conn.execute("SELECT rowid, text FROM sections WHERE rowid BETWEEN ? AND ? "
                              "ORDER BY rowid", doc_span(rowid)):
-        yield r - lo, unpack(t)
+        yield r - lo, unpack(t, limit)
 
 
 def infobox(conn: apsw.Connection, rowid: int) -> list[tuple[str, str]]:
@@ -89,11 +90,11 @@ CardRows = tuple[tuple, list[str], list[tuple[str, str]], list[str], "str | None
 
 
 def cards_rows(conn: apsw.Connection, docs: list[int],
-               sections: list[int | None]) -> list[CardRows]:
+               sections: list[int | None], limit: int) -> list[CardRows]:
     """One query for what the cards of ``docs`` show: per document ((id, title, date, url),
     headings, infobox entries, authors), each list in document order, and the original text
     of its section at position ``sections[i]`` (None when not asked for or absent). The
-    documents' rowids come as one bound JSON array."""
+    documents' rowids come as one bound JSON array. ``limit``: as for ``section_texts``."""
     import json
 
     want = [value_rowid(d, p) for d, p in zip(docs, sections, strict=True) if p is not None]
@@ -116,15 +117,10 @@ def cards_rows(conn: apsw.Connection, docs: list[int],
         if kind == 0:
             heads[rowid] = (a, b, c, e)
         elif kind == 4:
-            texts[rowid] = unpack(a)
+            texts[rowid] = unpack(a, limit)
         else:
             got = lists.get(rowid >> SHIFT)
             if got is not None:
                 got[kind - 1].append(a if kind != 2 else (a, b))
     return [(heads[d], *lists[d], texts.get(value_rowid(d, p)) if p is not None else None)
             for d, p in zip(docs, sections, strict=True)]
-
-
-def card_rows(conn: apsw.Connection, rowid: int, section: int | None = None) -> CardRows:
-    """``cards_rows`` of one document."""
-    return cards_rows(conn, [rowid], [section])[0]

@@ -1,4 +1,5 @@
-"""Reading one document's rows: the SQL of ``Collection.document`` and of fetch.
+"""Reading one document's rows: the SQL of ``Collection.document`` and of fetch; and the few
+summaries of a whole collection that the agent's manual and query builder read.
 
 Every value is checked to have the type a build writes (``DamagedCollection`` otherwise), so
 the layers above never meet a number where a heading should be. Section texts come back as
@@ -97,6 +98,54 @@ def authors(conn: apsw.Connection, rowid: int) -> list[str]:
 
 
 # ------------------------------------------------------------------------------- the whole
+def document_list(conn: apsw.Connection) -> list[tuple[int, str, str, str | None]]:
+    """(rowid, id, title, date) of every document, in rowid order."""
+    return [(rowid, _text(i, "an id"), _text(t, "a title"), _opt_text(d, "a date"))
+            for rowid, i, t, d in conn.execute(
+                "SELECT rowid, id, title, date FROM documents ORDER BY rowid")]
+
+
+def first_section_text(conn: apsw.Connection, rowid: int) -> str | None:
+    """The text of a document's first section, unpacked (None when it has no section)."""
+    row = conn.execute("SELECT unpack(text) FROM sections WHERE rowid BETWEEN ? AND ? "
+                       "ORDER BY rowid LIMIT 1", doc_span(rowid)).fetchone()
+    return None if row is None else _text(row[0], "a section text")
+
+
+def common_headings(conn: apsw.Connection, limit: int) -> list[str]:
+    """The ``limit`` most frequent section headings other than ``(intro)`` (ties by heading)."""
+    return [_text(h, "a heading") for h, _n in conn.execute(
+        "SELECT heading, count(*) AS n FROM sections WHERE heading != '(intro)' "
+        "GROUP BY heading ORDER BY n DESC, heading LIMIT ?", (limit,))]
+
+
+def common_author(conn: apsw.Connection) -> str | None:
+    """The author named on the most documents (ties by name), or None."""
+    row = conn.execute("SELECT name, count(*) AS n FROM authors GROUP BY name "
+                       "ORDER BY n DESC, name LIMIT 1").fetchone()
+    return None if row is None else _text(row[0], "an author")
+
+
+def common_infobox_entry(conn: apsw.Connection) -> tuple[str, str] | None:
+    """The most frequent infobox (key, value) pair (ties by key, value), or None."""
+    row = conn.execute("SELECT key, value, count(*) AS n FROM infobox GROUP BY key, value "
+                       "ORDER BY n DESC, key, value LIMIT 1").fetchone()
+    if row is None:
+        return None
+    return _text(row[0], "an infobox key"), _text(row[1], "an infobox value")
+
+
+_VOCAB_ROWS = {"title": "vocab_title_row", "body": "vocab_body_row"}  # FTS5 'row' vocabularies
+
+
+def term_rows(conn: apsw.Connection, field: str, term: str) -> int:
+    """How many rows of ``field``'s FTS table (``title``: one per document; ``body``: one per
+    section text) hold ``term``; 0 when none does."""
+    row = conn.execute(f"SELECT doc FROM {_VOCAB_ROWS[field]} WHERE term = ?",
+                       (term,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def section_count(conn: apsw.Connection) -> int:
     return conn.execute("SELECT count(*) FROM sections").fetchone()[0]
 
