@@ -198,6 +198,7 @@ class _WordTest:
 
     def __init__(self, words: Sequence[tuple[str, bool]]) -> None:
         self.exact = {w for w, p in words if not p}
+        self.exact_key = {w: w for w in self.exact}
         self.stems = sorted({w for w, p in words if p})
 
     def __call__(self, word: str) -> str | None:
@@ -243,9 +244,12 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
         spans = word_spans(text)
         if not spans:
             continue
-        keys = [test(w) for _, _, w in spans]
-        distinct = len({k for k in keys if k})
-        score = (distinct, sum(1 for k in keys if k), -i)
+        if test.stems:
+            keys = [test(w) for _, _, w in spans]
+        else:  # exact words only (most queries): one dict lookup per word, no Python call
+            keys = list(map(test.exact_key.get, [w for _, _, w in spans]))
+        hit = [k for k in keys if k]
+        score = (len(set(hit)), len(hit), -i)
         if best is None or score > best:
             best, chosen = score, (i, spans, keys)
     if chosen is None:
@@ -302,7 +306,8 @@ def body_words(atoms: Sequence[Term | Near], fields: Sequence[str]) -> list[tupl
 
 
 def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near], title: str,
-               headings: list[str], where: dict[tuple[str, bool], list]) -> list[str]:
+               headings: list[str], where: dict[tuple[str, bool], list],
+               known: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """``matched_fields`` without an FTS5 query for word and prefix atoms, from the passages
     of this document holding the word (``where``: (word, prefix) -> ``rank.term_passages``,
     from the postings the ranking decoded). Every passage holds the title's words, a section
@@ -312,18 +317,19 @@ def _attribute(coll: Any, rowid: int, atoms: Sequence[Term | Near], title: str,
     do; the body when a section passage's tf exceeds ``t`` plus its heading's count; the
     infobox (authors) when that passage's tf exceeds ``t``. Only the title and the headings
     of passages holding the word are normalised. Phrases and NEAR go to the per-value tables
-    as before."""
+    as before. ``known``: fields matched already (``build_cards``' ``required``); an atom
+    whose every field is among the found ones needs no look."""
     fields = tuple(coll.text_fields)
     title_w: list[str] | None = None
     head_w: dict[int, list[str]] = {}
-    found: set[str] = set()
+    found: set[str] = set(known)
     rest: list[Term | Near] = []
     for atom in atoms:
-        if not isinstance(atom, Term) or atom.is_phrase:
-            rest.append(atom)
-            continue
         scope = set(expand_fields(atom.fields, fields)) - found
         if not scope:
+            continue
+        if not isinstance(atom, Term) or atom.is_phrase:
+            rest.append(atom)
             continue
         w, prefix = atom.words[0], atom.prefix
         held = where.get((w, prefix))
@@ -371,10 +377,13 @@ def _has_pages(coll: Any) -> bool:
 
 
 def build_cards(coll: Any, hits: Sequence[tuple[int, float]], atoms: Sequence[Term | Near],
-                words: Sequence[tuple[str, bool]], first_rank: int = 1) -> list[Card]:
+                words: Sequence[tuple[str, bool]], first_rank: int = 1,
+                required: Sequence[Term | Near] = ()) -> list[Card]:
     """The cards of ranked documents ``hits`` ((rowid, score), best first), ranks from
     ``first_rank``: their best passages and where each word atom occurs come from the
-    decoded postings for all of them at once, their rows from one query."""
+    decoded postings for all of them at once, their rows from one query. ``required``: atoms
+    every hit is known to match (the selection admitted it through them), so an atom of one
+    field among them attributes that field without a lookup."""
     # Here, not at the top: the terminal renderer imports this module for ``Card``, and
     # ``fetch`` must not pay for the ranking stack (numpy) it never uses.
     from . import rank as rk
@@ -398,6 +407,11 @@ def build_cards(coll: Any, hits: Sequence[tuple[int, float]], atoms: Sequence[Te
             if key not in where:
                 where[key] = rk.term_passages_of(coll, key[0], key[1], docs)
     paged = _has_pages(coll)
+    known: set[str] = set()
+    for atom in required:
+        scope = expand_fields(atom.fields, tuple(coll.text_fields))
+        if len(scope) == 1:
+            known |= set(scope)
     cards = []
     for i, ((rowid, score), best, row) in enumerate(zip(hits, bests, rows, strict=True)):
         (doc_id, title, date, url), headings, infobox, authors, best_text = row
@@ -411,7 +425,7 @@ def build_cards(coll: Any, hits: Sequence[tuple[int, float]], atoms: Sequence[Te
             rank=first_rank + i, id=doc_id, title=title, score=score, headings=names,
             pages=pages, infobox_keys=list(dict.fromkeys(k for k, _ in infobox)), date=date,
             authors=authors, url=url,
-            matched_fields=_attribute(coll, rowid, atoms, title, headings, held),
+            matched_fields=_attribute(coll, rowid, atoms, title, headings, held, known),
             snippet=text, snippet_section=section))
     return cards
 

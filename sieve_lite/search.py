@@ -43,6 +43,7 @@ from .bql.ast import (
     Term,
     positive_atoms,
     positive_words,
+    required_atoms,
     top_level_and_clauses,
 )
 from .cards import Card, build_cards
@@ -293,7 +294,9 @@ def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
         # None = the whole collection: what the fallback ranks.
         res.ranker, ranked = rank_set(coll, words, admitted if len(admitted) else None,
                                       ranker, k, res.notes)
-    cards = build_cards(coll, [(r.rowid, r.score) for r in ranked], positive_atoms(node), words)
+    # Admitted documents match the query's required atoms; fallback ones need not.
+    cards = build_cards(coll, [(r.rowid, r.score) for r in ranked], positive_atoms(node), words,
+                        required=required_atoms(node) if len(admitted) else ())
     res.results = [Hit(c.rank, c.id, c.title, c.score, c) for c in cards]
     coll._session = res
     return res

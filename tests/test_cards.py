@@ -200,7 +200,11 @@ def test_one_query_attribution_equals_per_field_matches(peps):
     queries = [json.loads(line)["q"] for line in
                (EXAMPLES.parent / "queries.jsonl").open(encoding="utf-8")]
     queries += ["generat* OR yield[body]", "guido[author] pep*", "final[infobox] OR status*",
-                "(context OR manager*)[title,section] with", "abstract[section] python"]
+                "(context OR manager*)[title,section] with", "abstract[section] python",
+                # required atoms of one field: attributed without a look (build_cards)
+                '"standards track"[infobox]', '"standards track"[infobox] AND generat*',
+                '"context manager"[title] AND with[body]', 'guido[author] AND "the pep"[body]',
+                '"standards track"[infobox] OR "context manager"[title]']
     checked = 0
     for q in queries:
         try:

@@ -80,3 +80,23 @@ def test_collection_summaries_the_agent_reads(tmp_path: Path) -> None:
         assert reads.term_rows(coll.conn, "title", "walrus") == 2
         assert reads.term_rows(coll.conn, "body", "walrus") == 2  # two section texts
         assert reads.term_rows(coll.conn, "body", "zebra") == 0
+
+
+def test_card_rows_out_of_rowid_order_are_refused():
+    """cards_rows reads without ORDER BY and checks the order itself: a document's headings
+    below the previous one, or coming back after another document's, ask for the sorted
+    query (None); rows in order are grouped per document."""
+    from sieve_lite.store.cards import _card_lists
+    from sieve_lite.store.layout import value_rowid as v
+
+    rows = [(0, 1, "a", "A", None, None), (0, 2, "b", "B", None, None),
+            (1, v(2, 0), "x", None, None, None), (1, v(2, 1), "y", None, None, None),
+            (1, v(1, 0), "p", None, None, None), (2, v(1, 0), "k", "val", None, None),
+            (3, v(2, 0), "ann", None, None, None)]
+    heads, lists, _ = _card_lists(rows, [2, 1], 100)
+    assert heads == {1: ("a", "A", None, None), 2: ("b", "B", None, None)}
+    assert lists[2] == (["x", "y"], [], ["ann"]) and lists[1] == (["p"], [("k", "val")], [])
+    swapped = rows[:2] + [rows[3], rows[2]] + rows[4:]
+    assert _card_lists(swapped, [2, 1], 100) is None
+    back = rows[:4] + [rows[4], (1, v(2, 2), "z", None, None, None)] + rows[5:]
+    assert _card_lists(back, [2, 1], 100) is None

@@ -126,6 +126,16 @@ def positive_atoms(node: Node) -> list[Term | Near]:
     return out
 
 
+def required_atoms(node: Node) -> list[Term | Near]:
+    """Atoms that every document the query admits matches: the query itself when it is one
+    atom, else the atoms joined to it by AND alone (not under an OR or a NOT)."""
+    if isinstance(node, (Term, Near)):
+        return [node]
+    if isinstance(node, And):
+        return [a for c in node.children for a in required_atoms(c)]
+    return []
+
+
 def positive_words(node: Node) -> list[tuple[str, bool]]:
     """(word, is_prefix) for every positive word, in query order, repeats kept."""
     out: list[tuple[str, bool]] = []

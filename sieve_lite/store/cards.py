@@ -4,7 +4,7 @@ authors, and whether an FTS5 match holds in this document's rows of one field.""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import apsw
@@ -88,6 +88,49 @@ def doc_fields(conn: apsw.Connection, match: str, rowid: int) -> set[str]:
 
 CardRows = tuple[tuple, list[str], list[tuple[str, str]], list[str], "str | None"]
 
+_CARDS_SQL = (
+    "WITH d(doc) AS (SELECT value FROM json_each(?1)) "
+    "SELECT 0, rowid, id, title, date, url FROM documents WHERE rowid IN d UNION ALL "
+    f"SELECT 1, s.rowid, s.heading, NULL, NULL, NULL FROM d CROSS JOIN sections AS s "
+    f"ON s.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
+    f"SELECT 2, i.rowid, i.key, i.value, NULL, NULL FROM d CROSS JOIN infobox AS i "
+    f"ON i.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
+    f"SELECT 3, a.rowid, a.name, NULL, NULL, NULL FROM d CROSS JOIN authors AS a "
+    f"ON a.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
+    "SELECT 4, rowid, text, NULL, NULL, NULL FROM sections WHERE rowid IN "
+    "(SELECT value FROM json_each(?2))")
+
+
+def _card_lists(rows: Iterable[tuple], docs: list[int], limit: int
+                ) -> tuple[dict[int, tuple], dict[int, tuple[list, list, list]],
+                           dict[int, str]] | None:
+    """Group ``_CARDS_SQL``'s rows per document; None when a document's headings, infobox
+    or authors came out of rowid order (a row below the previous one of its kind, or after
+    another document's)."""
+    heads: dict[int, tuple] = {}
+    lists: dict[int, tuple[list, list, list]] = {d: ([], [], []) for d in docs}
+    texts: dict[int, str] = {}
+    last = [0, -1, -1, -1]  # per kind: the previous rowid
+    done: set[tuple[int, int]] = set()  # (kind, doc) whose rows are over
+    for kind, rowid, a, b, c, e in rows:
+        if kind == 0:
+            heads[rowid] = (a, b, c, e)
+        elif kind == 4:
+            texts[rowid] = unpack(a, limit)
+        else:
+            doc, prev = rowid >> SHIFT, last[kind]
+            if doc != prev >> SHIFT:
+                if (kind, doc) in done:
+                    return None
+                done.add((kind, prev >> SHIFT))
+            elif rowid <= prev:
+                return None
+            last[kind] = rowid
+            got = lists.get(doc)
+            if got is not None:
+                got[kind - 1].append(a if kind != 2 else (a, b))
+    return heads, lists, texts
+
 
 def cards_rows(conn: apsw.Connection, docs: list[int],
                sections: list[int | None], limit: int) -> list[CardRows]:
@@ -98,29 +141,14 @@ def cards_rows(conn: apsw.Connection, docs: list[int],
     import json
 
     want = [value_rowid(d, p) for d, p in zip(docs, sections, strict=True) if p is not None]
-    rows = conn.execute(
-        "WITH d(doc) AS (SELECT value FROM json_each(?1)) "
-        "SELECT 0, rowid, id, title, date, url FROM documents WHERE rowid IN d UNION ALL "
-        f"SELECT 1, s.rowid, s.heading, NULL, NULL, NULL FROM d CROSS JOIN sections AS s "
-        f"ON s.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
-        f"SELECT 2, i.rowid, i.key, i.value, NULL, NULL FROM d CROSS JOIN infobox AS i "
-        f"ON i.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
-        f"SELECT 3, a.rowid, a.name, NULL, NULL, NULL FROM d CROSS JOIN authors AS a "
-        f"ON a.rowid BETWEEN d.doc << {SHIFT} AND (d.doc << {SHIFT}) | {POS_MASK} UNION ALL "
-        "SELECT 4, rowid, text, NULL, NULL, NULL FROM sections WHERE rowid IN "
-        "(SELECT value FROM json_each(?2)) ORDER BY 1, 2",
-        (json.dumps([int(d) for d in docs]), json.dumps(want))).fetchall()
-    heads: dict[int, tuple] = {}
-    lists: dict[int, tuple[list, list, list]] = {d: ([], [], []) for d in docs}
-    texts: dict[int, str] = {}
-    for kind, rowid, a, b, c, e in rows:
-        if kind == 0:
-            heads[rowid] = (a, b, c, e)
-        elif kind == 4:
-            texts[rowid] = unpack(a, limit)
-        else:
-            got = lists.get(rowid >> SHIFT)
-            if got is not None:
-                got[kind - 1].append(a if kind != 2 else (a, b))
+    args = (json.dumps([int(d) for d in docs]), json.dumps(want))
+    # No ORDER BY (the sort costs more than the rest of the query): each CROSS JOIN walks one
+    # document's rowid range upwards, which the loop below checks; should a row ever come out
+    # of order, the query is run again sorted.
+    got = _card_lists(conn.execute(_CARDS_SQL, args), docs, limit)
+    if got is None:
+        got = _card_lists(conn.execute(_CARDS_SQL + " ORDER BY 1, 2", args), docs, limit)
+    assert got is not None  # sorted rows are always in order
+    heads, lists, texts = got
     return [(heads[d], *lists[d], texts.get(value_rowid(d, p)) if p is not None else None)
             for d, p in zip(docs, sections, strict=True)]
