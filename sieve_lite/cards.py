@@ -39,7 +39,7 @@ from .fetch import section_names
 from .store import cards as sql
 from .store import pages as store_pages
 from .store.cards import FTS_TABLES
-from .words import index_text, word_spans
+from .words import index_text, span_words, words_span
 
 SNIPPET_WORDS = 25
 HEADINGS_SHOWN = 24  # the compact and rich renderings list this many, then count the rest
@@ -239,22 +239,22 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
     any text. ``sections`` are (fetchable name, original text)."""
     test = _WordTest(words)
     best: tuple[int, int, int] | None = None  # (distinct, hits, -index)
-    chosen: tuple[int, list[tuple[int, int, str]], list[str | None]] | None = None
+    chosen: tuple[int, list[str], list[str | None]] | None = None
     for i, (_, text) in enumerate(sections):
-        spans = word_spans(text)
-        if not spans:
+        ws = span_words(text)  # spans only for the two ends of the chosen window, below
+        if not ws:
             continue
         if test.stems:
-            keys = [test(w) for _, _, w in spans]
+            keys = [test(w) for w in ws]
         else:  # exact words only (most queries): one dict lookup per word, no Python call
-            keys = list(map(test.exact_key.get, [w for _, _, w in spans]))
+            keys = list(map(test.exact_key.get, ws))
         hit = [k for k in keys if k]
         score = (len(set(hit)), len(hit), -i)
         if best is None or score > best:
-            best, chosen = score, (i, spans, keys)
+            best, chosen = score, (i, ws, keys)
     if chosen is None:
         return "", None
-    i, spans, keys = chosen
+    i, ws, keys = chosen
     start = 0
     if best and best[0]:
         start = _best_window(keys, size)[0]
@@ -263,12 +263,13 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
         hits = [j for j in range(start, min(start + size, len(keys))) if keys[j]]
         slack = size - (hits[-1] - hits[0] + 1)
         start = max(0, min(hits[0] - slack // 2, len(keys) - size))
-    end = min(start + size, len(spans))
+    end = min(start + size, len(ws))
     text = sections[i][1]
-    body = " ".join(text[spans[start][0]: spans[end - 1][1]].split())
+    lo, hi = words_span(text, start, end - 1)
+    body = " ".join(text[lo:hi].split())
     if start > 0:
         body = "... " + body
-    if end < len(spans):
+    if end < len(ws):
         body += " ..."
     return body, sections[i][0]
 
@@ -284,7 +285,7 @@ def _snippet_source(coll: Any, rowid: int, best: tuple[str, int] | None, best_te
         # No passage holds a snippet word, so no section text does: the snippet is the
         # opening of the first section with a word, and only that one is needed.
         for pos, text in sql.section_texts(coll.conn, rowid, coll.meta.max_section_bytes):
-            if word_spans(text):
+            if span_words(text):
                 return [(names[pos], text)]
         return []
     kind, pos = best

@@ -98,8 +98,8 @@ def section_names(headings: list[str]) -> list[str]:
         return list(headings)
     taken: set[str] = set()
     out: list[str] = []
-    for h in headings:
-        name, n, key = h, 1, _key(h)
+    for h, key in zip(headings, keys, strict=True):
+        name, n = h, 1
         while key in taken:
             n += 1
             name = f"{h} ({n})"

@@ -9,6 +9,7 @@ trusting FTS5's ``unicode61`` alone because unicode61 does no compatibility deco
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from functools import lru_cache
@@ -61,6 +62,26 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
     if text.isascii():
         return [(m.start(), m.end(), m.group().lower()) for m in _ASCII_WORD.finditer(text)]
     return word_spans_general(text)
+
+
+def span_words(text: str) -> list[str]:
+    """The words of ``word_spans(text)`` without their spans (cheaper: for ASCII text, one C
+    call); ``words_span`` gives the span of a run of them when one is needed."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
+    return [w for _, _, w in word_spans_general(text)]
+
+
+def words_span(text: str, first: int, last: int) -> tuple[int, int]:
+    """The character span of ``text``'s words ``first`` to ``last`` (0-based, inclusive; as
+    ``word_spans(text)`` counts them): from the first one's start to the last one's end."""
+    if text.isascii():
+        it = _ASCII_WORD.finditer(text)
+        a = next(itertools.islice(it, first, None))
+        b = a if last == first else next(itertools.islice(it, last - first - 1, None))
+        return a.start(), b.end()
+    spans = word_spans_general(text)
+    return spans[first][0], spans[last][1]
 
 
 def word_spans_general(text: str) -> list[tuple[int, int, str]]:

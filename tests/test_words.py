@@ -3,7 +3,14 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sieve_lite.words import index_text, word_spans, word_spans_general, words
+from sieve_lite.words import (
+    index_text,
+    span_words,
+    word_spans,
+    word_spans_general,
+    words,
+    words_span,
+)
 
 
 def test_rule_examples() -> None:
@@ -36,3 +43,16 @@ def test_word_spans_point_into_the_original() -> None:
 @given(st.text(alphabet=st.characters(max_codepoint=127)))
 def test_word_spans_ascii_fast_path_is_the_rule(text: str) -> None:
     assert word_spans(text) == word_spans_general(text)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.one_of(st.text(), st.text(alphabet=st.characters(max_codepoint=127))),
+       st.integers(0, 50), st.integers(0, 50))
+def test_span_words_and_words_span_are_word_spans(text: str, a: int, b: int) -> None:
+    """Snippets read the words without spans and ask for one window's span: both must be
+    exactly what word_spans gives, ASCII fast path or not."""
+    spans = word_spans(text)
+    assert span_words(text) == [w for _, _, w in spans]
+    if spans:
+        first, last = sorted((a % len(spans), b % len(spans)))
+        assert words_span(text, first, last) == (spans[first][0], spans[last][1])

@@ -9,6 +9,7 @@ concrete per-field FTS tables of a collection.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Union
 
 # Concrete searchable text fields, in the order BQL.md lists them (and error messages use).
@@ -27,6 +28,7 @@ ALIASES: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=1024)  # cards ask it for every atom of every hit
 def expand_fields(fields: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
     """Concrete text fields searched by a scope, restricted to those the collection has."""
     out: list[str] = []
