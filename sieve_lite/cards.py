@@ -31,6 +31,7 @@ import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .bql.ast import Near, Term, expand_fields, positive_words
@@ -210,6 +211,11 @@ class _WordTest:
         return None
 
 
+@lru_cache(maxsize=64)  # a result list's snippets share the query's words
+def _word_test(words: tuple[tuple[str, bool], ...]) -> _WordTest:
+    return _WordTest(words)
+
+
 def _best_window(keys: list[str | None], size: int) -> tuple[int, int, int]:
     """(start, distinct, hits) of the ``size``-word window with the most distinct positive
     words, then the most hits, then the earliest start."""
@@ -237,7 +243,7 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
             size: int = SNIPPET_WORDS) -> tuple[str, str | None]:
     """(snippet, section name) per the module docstring; ("", None) for a document without
     any text. ``sections`` are (fetchable name, original text)."""
-    test = _WordTest(words)
+    test = _word_test(tuple(words))
     best: tuple[int, int, int] | None = None  # (distinct, hits, -index)
     chosen: tuple[int, list[str], list[str | None]] | None = None
     for i, (_, text) in enumerate(sections):

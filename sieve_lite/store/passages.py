@@ -283,8 +283,8 @@ class PassageIndex:
         """Which passages document ``doc`` has."""
         if not 0 <= doc < len(self._shape):
             return Shape(0, False, False)
-        n, ib, au = self._shape[doc]
-        return Shape(int(n), bool(ib), bool(au))
+        n, ib, au = self._shape[doc].tolist()  # Python ints at once (cards ask per hit)
+        return Shape(n, bool(ib), bool(au))
 
 
 def term_postings(conn: apsw.Connection, word: str,
