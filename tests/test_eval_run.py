@@ -333,6 +333,10 @@ def test_cli_oracle_and_oneshot(toy_db: Path, tmp_path: Path) -> None:
     names = {f.name for f in (tmp_path / "out").rglob("*")}
     assert {"results.jsonl", "summary.json", "report.md", "run.json", "tokens.png",
             "accuracy_tokens.png", "failures.png"} <= names
+    # no -k, no --max-steps: the report says what the defaults are, not "None"
+    settings = next(line for line in (tmp_path / "out" / "report.md").read_text().splitlines()
+                    if line.startswith("Settings:"))
+    assert "None" not in settings and "k as ask sets it" in settings
     p = cli("eval", str(toy_db), str(QUESTIONS), "--oracle", "-o", "out", "--open",
             cwd=tmp_path)
     assert p.returncode == 0 and "Oracle replay" in p.stdout

@@ -85,7 +85,10 @@ def report_markdown(s: dict[str, Any], pngs: Sequence[str] = ()) -> str:
                 if m.get("questions_with_missing_gold") else ""), "",
              f"Settings: model {st.get('model')}" + (f" at {st['backbone']}"
                                                       if st.get("backbone") else "")
-             + f", k = {st.get('k')}, at most {st.get('max_steps')} steps, context "
+             + (f", k = {st['k']}" if st.get("k") else ", k as ask sets it for the model "
+                "(the oracle: 5)")
+             + (f", at most {st['max_steps']} steps" if st.get("max_steps")
+                else ", the steps ask gives the model") + ", context "
              f"{st.get('n_ctx')} tokens, ranker {st.get('ranker')}, seed {st.get('seed')}"
              + (f", limit {opts['limit']}" if opts.get("limit") else "")
              + f"; load average {m.get('load_average')} when written ({m.get('written')}).",
