@@ -198,8 +198,7 @@ class _WordTest:
     """Which positive word (exact, or prefix stem) a text word is, if any."""
 
     def __init__(self, words: Sequence[tuple[str, bool]]) -> None:
-        self.exact = {w for w, p in words if not p}
-        self.exact_key = {w: w for w in self.exact}
+        self.exact = {w: w for w, p in words if not p}  # word -> its key (itself)
         self.stems = sorted({w for w, p in words if p})
 
     def __call__(self, word: str) -> str | None:
@@ -209,6 +208,12 @@ class _WordTest:
             if word.startswith(s):
                 return s + "*"
         return None
+
+    def keys(self, words: list[str]) -> list[str | None]:
+        """``self(w)`` for each word; without prefixes, one dict lookup per word."""
+        if self.stems:
+            return [self(w) for w in words]
+        return list(map(self.exact.get, words))
 
 
 @lru_cache(maxsize=64)  # a result list's snippets share the query's words
@@ -250,10 +255,7 @@ def snippet(sections: Sequence[tuple[str, str]], words: Sequence[tuple[str, bool
         ws = span_words(text)  # spans only for the two ends of the chosen window, below
         if not ws:
             continue
-        if test.stems:
-            keys = [test(w) for w in ws]
-        else:  # exact words only (most queries): one dict lookup per word, no Python call
-            keys = list(map(test.exact_key.get, ws))
+        keys = test.keys(ws)
         hit = [k for k in keys if k]
         score = (len(set(hit)), len(hit), -i)
         if best is None or score > best:

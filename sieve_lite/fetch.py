@@ -93,8 +93,8 @@ def section_names(headings: list[str]) -> list[str]:
     The first occurrence keeps its heading; a repeat (ignoring case and spacing) becomes
     ``Heading (2)``, ``Heading (3)``, ... skipping any name already taken.
     """
-    keys = [" ".join(h.split()).casefold() for h in headings]  # _key, inline: cards call
-    if len(set(keys)) == len(keys):  # this for every hit, and most headings are distinct
+    keys = list(map(_key, headings))
+    if len(set(keys)) == len(keys):  # most headings are distinct (cards ask for every hit)
         return list(headings)
     taken: set[str] = set()
     out: list[str] = []
