@@ -15,175 +15,23 @@ a caret line for a query error) as text and an ``error`` object as structured co
 model can read it and try again, and the server goes on. Anything unexpected is caught by the
 SDK, logged on stderr and reported as a failed call; the server goes on then too.
 
-Concurrency. The SDK runs each synchronous tool on a worker thread (anyio, up to 40 at once).
-An apsw connection must not be used by two threads at the same time, and a collection keeps
-per-connection state (its last listing, its ranker caches), so ``CollectionPool`` lends each
-call a ``Collection`` of its own, opening at most ``connections`` per file and reusing them.
-Each call sees no listing of another call's: ``fetch`` takes document ids, never ranks.
-Query embedding (dense and hybrid) runs under one lock: the sentence-transformers model is
-loaded once, and its tokenizer is not safe to call from two threads at once.
+Concurrency. The SDK runs each synchronous tool on a worker thread (anyio, up to 40 at once);
+``sieve_lite.pool.CollectionPool`` (shared with ``sieve-lite serve``) lends each call a
+read-only ``Collection`` of its own. Each call sees no listing of another call's: ``fetch``
+takes document ids, never ranks.
 
 Every collection is opened read-only through ``sieve_lite.open`` (the defensive open); a file
 that cannot be opened stops the server before it starts, with one line.
 """
 
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from . import __version__
 from .errors import CollectionError, EnvironmentProblem, QueryError, SieveError
 from .output import error_object, fetch_object, search_object, versioned
+from .pool import DEFAULT_CONNECTIONS, MANUAL_PREFACE, CollectionPool
 
 MAX_MCP_K = 50
-DEFAULT_CONNECTIONS = 4
-
-MANUAL_PREFACE = (
-    "This is the manual sieve-lite's own research agent reads for this collection. Over MCP "
-    "you call tools instead of writing its action lines: 'search: QUERY' is the search tool, "
-    "'fetch: ID | SECTION' is the fetch tool. Ranks are not kept between calls: give fetch "
-    "the document id from a card, never a rank.\n\n")
-
-
-@dataclass
-class _Entry:
-    name: str
-    path: Path
-    info: dict[str, Any]
-    fields: tuple[str, ...]
-    has_vectors: bool
-    slots: threading.BoundedSemaphore
-    idle: list[Any] = field(default_factory=list)
-    opened: list[Any] = field(default_factory=list)
-    manual: str | None = None
-
-
-class CollectionPool:
-    """Named, read-only collections, lent one per call (see the module docstring)."""
-
-    def __init__(self, paths: Sequence[str | Path], connections: int = DEFAULT_CONNECTIONS,
-                 default_ranker: str | None = None) -> None:
-        import sieve_lite
-
-        if not paths:
-            raise CollectionError("give at least one collection to serve")
-        self.default_ranker = default_ranker
-        self._lock = threading.Lock()
-        self._embed_lock = threading.Lock()
-        self.entries: dict[str, _Entry] = {}
-        for p in paths:
-            path = Path(p)
-            coll = sieve_lite.open(path)  # refuses a missing, foreign or damaged file
-            name = self._unique_name(path)
-            try:
-                info = coll.info()
-                entry = _Entry(name, path, info, tuple(coll.fields), coll.has_vectors,
-                               threading.BoundedSemaphore(max(1, connections)))
-            except BaseException:
-                coll.close()
-                raise
-            entry.idle.append(coll)
-            entry.opened.append(coll)
-            self.entries[name] = entry
-
-    def _unique_name(self, path: Path) -> str:
-        base = path.stem or "collection"
-        name, n = base, 1
-        while name in self.entries:
-            n += 1
-            name = f"{base}-{n}"
-        return name
-
-    @property
-    def default(self) -> str:
-        return next(iter(self.entries))
-
-    def entry(self, name: str | None) -> _Entry:
-        if name is None or name == "":
-            return self.entries[self.default]
-        if name in self.entries:
-            return self.entries[name]
-        raise CollectionError(f"no collection named {name!r} is served; the collections are: "
-                              f"{', '.join(self.entries)}")
-
-    @contextmanager
-    def borrow(self, name: str | None) -> Iterator[tuple[_Entry, Any]]:
-        """A collection for this call alone; it goes back to the pool afterwards."""
-        import sieve_lite
-
-        entry = self.entry(name)
-        with entry.slots:
-            with self._lock:
-                coll = entry.idle.pop() if entry.idle else None
-            if coll is None:
-                coll = sieve_lite.open(entry.path)
-                with self._lock:
-                    entry.opened.append(coll)
-            try:
-                yield entry, coll
-            finally:
-                # The listing belongs to this call: the next borrower must not fetch by it.
-                coll._session = None
-                with self._lock:
-                    entry.idle.append(coll)
-
-    def ranker_for(self, entry: _Entry, ranker: str | None) -> str:
-        ranker = ranker or self.default_ranker
-        if ranker:
-            return ranker
-        return "hybrid" if entry.has_vectors else "bm25"
-
-    def search(self, query: str, k: int = 5, ranker: str | None = None,
-               collection: str | None = None) -> tuple[str, Any]:
-        """(collection name, ``SearchResult``)."""
-        with self.borrow(collection) as (entry, coll):
-            rk = self.ranker_for(entry, ranker)
-            if rk in ("dense", "hybrid") and entry.has_vectors:
-                with self._embed_lock:
-                    return entry.name, coll.search(query, k=k, ranker=rk)
-            return entry.name, coll.search(query, k=k, ranker=rk)
-
-    def fetch(self, doc: str, section: str | None = None,
-              collection: str | None = None) -> tuple[str, Any]:
-        with self.borrow(collection) as (entry, coll):
-            return entry.name, coll.fetch(doc, section)
-
-    def manual(self, collection: str | None = None) -> tuple[_Entry, str]:
-        from .agent.manual import build_manual
-
-        entry = self.entry(collection)
-        if entry.manual is None:
-            with self.borrow(entry.name) as (_, coll):
-                text = MANUAL_PREFACE + build_manual(coll, mode="sieve")
-            entry.manual = text  # deterministic for a collection: computing it twice is harmless
-        return entry, entry.manual
-
-    def describe(self) -> list[dict[str, Any]]:
-        out = []
-        for e in self.entries.values():
-            out.append({"name": e.name, "default": e.name == self.default,
-                        "path": str(e.path), "documents": e.info["documents"],
-                        "sections": e.info["sections"], "fields": list(e.fields),
-                        "embeddings": e.has_vectors,
-                        "default_ranker": self.ranker_for(e, None)})
-        return out
-
-    def close(self) -> None:
-        with self._lock:
-            for e in self.entries.values():
-                for coll in e.opened:
-                    coll.close()
-                e.opened.clear()
-                e.idle.clear()
-
-    def __enter__(self) -> "CollectionPool":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 # ------------------------------------------------------------------------------------ tools

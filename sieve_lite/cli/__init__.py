@@ -27,6 +27,7 @@ from . import config as _config
 from . import eval as _eval
 from . import mcp as _mcp
 from . import search as _search
+from . import serve as _serve
 from . import update as _update
 from . import verify as _verify
 from ._common import (
@@ -109,7 +110,7 @@ def cli() -> None:
 
 COMMANDS: tuple[click.Command, ...] = (
     _collection.build, _collection.info, _search.search, _search.fetch, _ask.ask,
-    _config.config, _mcp.mcp,
+    _config.config, _mcp.mcp, _serve.serve,
     _verify.verify, _verify.get, _update.add, _update.remove,
     _eval.eval_,
 )

@@ -1,0 +1,173 @@
+"""Named read-only collections lent one per call, for servers (MCP, ``sieve-lite serve``).
+
+An apsw connection must not be used by two threads at once, and a ``Collection`` keeps
+per-connection state (its last listing, its ranker caches), so a server that answers on
+several threads lends each call a ``Collection`` of its own: at most ``connections`` are
+opened per file and reused. A listing never outlives its call (``fetch`` by rank is refused
+across calls: servers take document ids). Query embedding (dense, hybrid) runs under one lock:
+the embedder's tokenizer is not safe to call from two threads at once.
+
+Every collection is opened through ``sieve_lite.open`` (the defensive, read-only open); a file
+that cannot be opened is refused when the pool is made, with one line.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CollectionError
+
+DEFAULT_CONNECTIONS = 4
+
+
+MANUAL_PREFACE = (
+    "This is the manual sieve-lite's own research agent reads for this collection. Over MCP "
+    "you call tools instead of writing its action lines: 'search: QUERY' is the search tool, "
+    "'fetch: ID | SECTION' is the fetch tool. Ranks are not kept between calls: give fetch "
+    "the document id from a card, never a rank.\n\n")
+
+
+@dataclass
+class _Entry:
+    name: str
+    path: Path
+    info: dict[str, Any]
+    fields: tuple[str, ...]
+    has_vectors: bool
+    slots: threading.BoundedSemaphore
+    idle: list[Any] = field(default_factory=list)
+    opened: list[Any] = field(default_factory=list)
+    manual: str | None = None
+
+
+class CollectionPool:
+    """Named, read-only collections, lent one per call (see the module docstring)."""
+
+    def __init__(self, paths: Sequence[str | Path], connections: int = DEFAULT_CONNECTIONS,
+                 default_ranker: str | None = None) -> None:
+        import sieve_lite
+
+        if not paths:
+            raise CollectionError("give at least one collection to serve")
+        self.default_ranker = default_ranker
+        self._lock = threading.Lock()
+        self._embed_lock = threading.Lock()
+        self.entries: dict[str, _Entry] = {}
+        for p in paths:
+            path = Path(p)
+            coll = sieve_lite.open(path)  # refuses a missing, foreign or damaged file
+            name = self._unique_name(path)
+            try:
+                info = coll.info()
+                entry = _Entry(name, path, info, tuple(coll.fields), coll.has_vectors,
+                               threading.BoundedSemaphore(max(1, connections)))
+            except BaseException:
+                coll.close()
+                raise
+            entry.idle.append(coll)
+            entry.opened.append(coll)
+            self.entries[name] = entry
+
+    def _unique_name(self, path: Path) -> str:
+        base = path.stem or "collection"
+        name, n = base, 1
+        while name in self.entries:
+            n += 1
+            name = f"{base}-{n}"
+        return name
+
+    @property
+    def default(self) -> str:
+        return next(iter(self.entries))
+
+    def entry(self, name: str | None) -> _Entry:
+        if name is None or name == "":
+            return self.entries[self.default]
+        if name in self.entries:
+            return self.entries[name]
+        raise CollectionError(f"no collection named {name!r} is served; the collections are: "
+                              f"{', '.join(self.entries)}")
+
+    @contextmanager
+    def borrow(self, name: str | None) -> Iterator[tuple[_Entry, Any]]:
+        """A collection for this call alone; it goes back to the pool afterwards."""
+        import sieve_lite
+
+        entry = self.entry(name)
+        with entry.slots:
+            with self._lock:
+                coll = entry.idle.pop() if entry.idle else None
+            if coll is None:
+                coll = sieve_lite.open(entry.path)
+                with self._lock:
+                    entry.opened.append(coll)
+            try:
+                yield entry, coll
+            finally:
+                # The listing belongs to this call: the next borrower must not fetch by it.
+                coll._session = None
+                with self._lock:
+                    entry.idle.append(coll)
+
+    def ranker_for(self, entry: _Entry, ranker: str | None) -> str:
+        ranker = ranker or self.default_ranker
+        if ranker:
+            return ranker
+        return "hybrid" if entry.has_vectors else "bm25"
+
+    def search(self, query: str, k: int = 5, ranker: str | None = None,
+               collection: str | None = None) -> tuple[str, Any]:
+        """(collection name, ``SearchResult``)."""
+        with self.borrow(collection) as (entry, coll):
+            rk = self.ranker_for(entry, ranker)
+            if rk in ("dense", "hybrid") and entry.has_vectors:
+                with self._embed_lock:
+                    return entry.name, coll.search(query, k=k, ranker=rk)
+            return entry.name, coll.search(query, k=k, ranker=rk)
+
+    def fetch(self, doc: str, section: str | None = None,
+              collection: str | None = None) -> tuple[str, Any]:
+        with self.borrow(collection) as (entry, coll):
+            return entry.name, coll.fetch(doc, section)
+
+    def manual(self, collection: str | None = None) -> tuple[_Entry, str]:
+        from .agent.manual import build_manual
+
+        entry = self.entry(collection)
+        if entry.manual is None:
+            with self.borrow(entry.name) as (_, coll):
+                text = MANUAL_PREFACE + build_manual(coll, mode="sieve")
+            entry.manual = text  # deterministic for a collection: computing it twice is harmless
+        return entry, entry.manual
+
+    def describe(self) -> list[dict[str, Any]]:
+        out = []
+        for e in self.entries.values():
+            out.append({"name": e.name, "default": e.name == self.default,
+                        "path": str(e.path), "documents": e.info["documents"],
+                        "sections": e.info["sections"], "fields": list(e.fields),
+                        "embeddings": e.has_vectors,
+                        "default_ranker": self.ranker_for(e, None)})
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            for e in self.entries.values():
+                for coll in e.opened:
+                    coll.close()
+                e.opened.clear()
+                e.idle.clear()
+
+    def __enter__(self) -> CollectionPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["DEFAULT_CONNECTIONS", "MANUAL_PREFACE", "CollectionPool"]

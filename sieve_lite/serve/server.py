@@ -1,0 +1,82 @@
+"""Running the app: bind the socket ourselves (a taken port is one clear line, port 0 tells
+the port it got), then uvicorn, in this process or in ``workers`` processes sharing the socket.
+uvicorn stops cleanly on Ctrl-C and SIGTERM (in-flight requests finish first)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+
+from ..errors import EnvironmentProblem
+from .config import ENV_CONFIG, ServeConfig
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError as e:
+        sock.close()
+        raise EnvironmentProblem(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
+    return sock
+
+
+def url_of(config: ServeConfig, sock: socket.socket) -> str:
+    host = config.host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{sock.getsockname()[1]}/"
+
+
+def run(config: ServeConfig, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``config`` until interrupted. ``on_ready(url)`` is called once it listens."""
+    import uvicorn
+
+    from .app import create_app
+
+    config.check()
+    sock = bind(config.host, config.port)
+    url = url_of(config, sock)
+    try:
+        if config.workers == 1:
+            app = create_app(config)  # opens every collection: bad files fail before listening
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                                   timeout_graceful_shutdown=5))
+            _announce_when_started(server, url, on_ready)
+            server.run(sockets=[sock])
+            return
+        from uvicorn.supervisors import Multiprocess
+
+        create_app(config)  # check every collection once here, so a bad one is one line
+        os.environ[ENV_CONFIG] = config.to_env()
+        ucfg = uvicorn.Config("sieve_lite.serve:app_from_env", factory=True,
+                              workers=config.workers, log_level="warning", lifespan="on",
+                              timeout_graceful_shutdown=5)
+        server = uvicorn.Server(ucfg)
+        if on_ready is not None:
+            on_ready(url)
+        Multiprocess(ucfg, target=server.run, sockets=[sock]).run()
+    finally:
+        sock.close()
+
+
+def _announce_when_started(server: object, url: str,
+                           on_ready: Callable[[str], None] | None) -> None:
+    if on_ready is None:
+        return
+    original = server.startup  # type: ignore[attr-defined]
+
+    async def startup(sockets: object = None) -> None:
+        await original(sockets=sockets)
+        if server.started:  # type: ignore[attr-defined]
+            on_ready(url)
+
+    server.startup = startup  # type: ignore[attr-defined]
+
+
+__all__ = ["bind", "run", "url_of"]
