@@ -171,12 +171,14 @@ class Collection:
         return out
 
     # -- search and fetch (implemented in sieve_lite.search / sieve_lite.fetch) -------------
-    def search(self, query: str, k: int = 5, ranker: str = "hybrid", strict: bool = False):
-        """Run a BQL query; returns a ``sieve_lite.search.SearchResult``."""
+    def search(self, query: str, k: int = 5, ranker: str = "hybrid", strict: bool = False,
+               embed: Any = None):
+        """Run a BQL query; returns a ``sieve_lite.search.SearchResult``. ``embed`` (text ->
+        vector) replaces the collection's query embedder (servers batch and lock it)."""
         from .search import search
 
         with self.snapshot():
-            return search(self, query, k=k, ranker=ranker, strict=strict)
+            return search(self, query, k=k, ranker=ranker, strict=strict, embed=embed)
 
     def fetch(self, doc: str | int, section: str | None = None):
         """Read one section of a document (by id, or by rank in the last search)."""

@@ -4,8 +4,10 @@ An apsw connection must not be used by two threads at once, and a ``Collection``
 per-connection state (its last listing, its ranker caches), so a server that answers on
 several threads lends each call a ``Collection`` of its own: at most ``connections`` are
 opened per file and reused. A listing never outlives its call (``fetch`` by rank is refused
-across calls: servers take document ids). Query embedding (dense, hybrid) runs under one lock:
-the embedder's tokenizer is not safe to call from two threads at once.
+across calls: servers take document ids). Query embedding (dense, hybrid) runs under one lock
+(the embedder's tokenizer is not safe to call from two threads at once), and only the
+embedding: the rest of a search runs on its own connection, in parallel with other calls.
+``search_many`` answers a batch on one connection and embeds its queries in one pass.
 
 Every collection is opened through ``sieve_lite.open`` (the defensive, read-only open); a file
 that cannot be opened is refused when the pool is made, with one line.
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CollectionError
+from .errors import CollectionError, QueryError, SieveError
 
 DEFAULT_CONNECTIONS = 4
 
@@ -49,18 +51,19 @@ class CollectionPool:
     """Named, read-only collections, lent one per call (see the module docstring)."""
 
     def __init__(self, paths: Sequence[str | Path], connections: int = DEFAULT_CONNECTIONS,
-                 default_ranker: str | None = None) -> None:
-        import sieve_lite
-
+                 default_ranker: str | None = None, budget: float | None = None) -> None:
+        """``budget``: the seconds any one statement may run (``store.connect``; default its
+        own), so a server bounds the time of every query."""
         if not paths:
             raise CollectionError("give at least one collection to serve")
         self.default_ranker = default_ranker
+        self.budget = budget
         self._lock = threading.Lock()
         self._embed_lock = threading.Lock()
         self.entries: dict[str, _Entry] = {}
         for p in paths:
             path = Path(p)
-            coll = sieve_lite.open(path)  # refuses a missing, foreign or damaged file
+            coll = self._open(path)  # refuses a missing, foreign or damaged file
             name = self._unique_name(path)
             try:
                 info = coll.info()
@@ -72,6 +75,15 @@ class CollectionPool:
             entry.idle.append(coll)
             entry.opened.append(coll)
             self.entries[name] = entry
+
+    def _open(self, path: Path) -> Any:
+        import sieve_lite
+
+        if self.budget is None:
+            return sieve_lite.open(path)
+        from .collection import Collection
+
+        return Collection(path, budget=self.budget)
 
     def _unique_name(self, path: Path) -> str:
         base = path.stem or "collection"
@@ -96,14 +108,12 @@ class CollectionPool:
     @contextmanager
     def borrow(self, name: str | None) -> Iterator[tuple[_Entry, Any]]:
         """A collection for this call alone; it goes back to the pool afterwards."""
-        import sieve_lite
-
         entry = self.entry(name)
         with entry.slots:
             with self._lock:
                 coll = entry.idle.pop() if entry.idle else None
             if coll is None:
-                coll = sieve_lite.open(entry.path)
+                coll = self._open(entry.path)
                 with self._lock:
                     entry.opened.append(coll)
             try:
@@ -120,15 +130,86 @@ class CollectionPool:
             return ranker
         return "hybrid" if entry.has_vectors else "bm25"
 
+    def _embed_one(self, coll: Any) -> Any:
+        """``Collection.search``'s ``embed``: the collection's query embedder, under the lock."""
+        from .rank import embed_query
+
+        def embed(text: str) -> Any:
+            with self._embed_lock:
+                return embed_query(coll, text)
+
+        return embed
+
     def search(self, query: str, k: int = 5, ranker: str | None = None,
-               collection: str | None = None) -> tuple[str, Any]:
+               collection: str | None = None, strict: bool = False) -> tuple[str, Any]:
         """(collection name, ``SearchResult``)."""
         with self.borrow(collection) as (entry, coll):
             rk = self.ranker_for(entry, ranker)
-            if rk in ("dense", "hybrid") and entry.has_vectors:
-                with self._embed_lock:
-                    return entry.name, coll.search(query, k=k, ranker=rk)
-            return entry.name, coll.search(query, k=k, ranker=rk)
+            return entry.name, coll.search(query, k=k, ranker=rk, strict=strict,
+                                           embed=self._embed_one(coll))
+
+    def search_many(self, queries: Sequence[Any], k: int = 5, ranker: str | None = None,
+                    collection: str | None = None, strict: bool = False,
+                    vectors: dict[str, Any] | None = None) -> tuple[str, list[Any]]:
+        """(collection name, one ``SearchResult`` or ``SieveError`` per query, in order): a
+        batch on one borrowed connection. For dense and hybrid the queries are embedded in one
+        pass first (``embed_batch``; or give its ``vectors`` when the batch was split). A query
+        that cannot run gives its error; the others are answered. ``k`` and ``ranker`` are
+        checked once, raising ``QueryError`` for the whole batch."""
+        from .search import _check
+
+        with self.borrow(collection) as (entry, coll):
+            rk = self.ranker_for(entry, ranker)
+            _check(rk, k)
+            if vectors is None:
+                vectors = self._embed_batch(entry, coll, rk, queries)
+            fallback = self._embed_one(coll)
+
+            def embed(text: str) -> Any:
+                vec = vectors.get(text)
+                return vec if vec is not None else fallback(text)
+
+            out: list[Any] = []
+            for q in queries:
+                try:
+                    if not isinstance(q, str):
+                        raise QueryError(f"a query must be a string, not {type(q).__name__}")
+                    out.append(coll.search(q, k=k, ranker=rk, strict=strict, embed=embed))
+                except SieveError as e:
+                    out.append(e)
+            return entry.name, out
+
+    def embed_batch(self, queries: Sequence[Any], ranker: str | None = None,
+                    collection: str | None = None) -> dict[str, Any]:
+        """{query text: vector} for the queries of a batch, embedded in one pass
+        (``embed.encode_queries``: bit for bit the vectors single searches compute); {} when
+        the ranker embeds nothing."""
+        with self.borrow(collection) as (entry, coll):
+            return self._embed_batch(entry, coll, self.ranker_for(entry, ranker), queries)
+
+    def _embed_batch(self, entry: _Entry, coll: Any, ranker: str,
+                     queries: Sequence[Any]) -> dict[str, Any]:
+        from .embed import encode_queries, get_query_embedder
+        from .search import embed_text
+
+        if ranker not in ("dense", "hybrid") or not entry.has_vectors:
+            return {}
+        texts: dict[str, None] = {}
+        for q in queries:
+            try:
+                text = embed_text(coll, q) if isinstance(q, str) else None
+            except SieveError:
+                continue  # the search itself reports it
+            if text is not None:
+                texts[text] = None
+        if not texts:
+            return {}
+        try:
+            with self._embed_lock:
+                vecs = encode_queries(get_query_embedder(coll.embed_model), list(texts))
+        except SieveError:
+            return {}  # no embedder: each search says so in its notes, as alone
+        return dict(zip(texts, vecs, strict=True))
 
     def fetch(self, doc: str, section: str | None = None,
               collection: str | None = None) -> tuple[str, Any]:

@@ -27,6 +27,7 @@ Decisions (written down in docs as BQL.md asks):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,9 +244,15 @@ def _check(ranker: str, k: int) -> None:
         raise QueryError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
 
 
+Embed = Callable[[str], np.ndarray]  # a query text -> its normalised float32 vector
+
+
 def rank_set(coll: Any, words: list[tuple[str, bool]], admitted: np.ndarray | None,
-             ranker: str, k: int, notes: list[str]) -> tuple[str, list[rk.Ranked]]:
-    """Rank the admitted set (None: the whole collection) -> (effective ranker, top k)."""
+             ranker: str, k: int, notes: list[str],
+             embed: Embed | None = None) -> tuple[str, list[rk.Ranked]]:
+    """Rank the admitted set (None: the whole collection) -> (effective ranker, top k).
+    ``embed`` replaces ``rank.embed_query`` (a server embeds a batch's queries together, or
+    under its own lock)."""
     if not words:
         notes.append("the query has no positive words to rank by: documents are listed by id")
         return "id", rk.fill_by_id(coll, [], admitted, k)
@@ -259,7 +266,8 @@ def rank_set(coll: Any, words: list[tuple[str, bool]], admitted: np.ndarray | No
     if ranker == "bm25-doc":
         return ranker, rk.bm25_doc(coll, terms, admitted, k)
     try:
-        qvec = rk.embed_query(coll, rk.query_text(words))
+        text = rk.query_text(words)
+        qvec = embed(text) if embed is not None else rk.embed_query(coll, text)
     except EnvironmentProblem as e:
         notes.append(f"{ranker} ranking is unavailable ({e}): ranked with bm25")
         return "bm25", rk.bm25(coll, terms, admitted, k)
@@ -268,9 +276,17 @@ def rank_set(coll: Any, words: list[tuple[str, bool]], admitted: np.ndarray | No
     return ranker, rk.hybrid(coll, terms, qvec, admitted, k)
 
 
+def embed_text(coll: Any, query: str) -> str | None:
+    """The text ``search`` would embed for ``query`` (None: nothing to embed), so that a
+    server can embed a batch's queries in one pass; raises ``QueryError`` as ``search``."""
+    words = positive_words(parse(coll, query))
+    return rk.query_text(words) if words else None
+
+
 def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
-           strict: bool = False) -> SearchResult:
-    """Run a BQL query on an open collection (see the module docstring)."""
+           strict: bool = False, embed: Embed | None = None) -> SearchResult:
+    """Run a BQL query on an open collection (see the module docstring). ``embed``: how the
+    query text is embedded for dense and hybrid (default ``rank.embed_query``)."""
     _check(ranker, k)
     node = parse(coll, query)
     admitted = select(coll, node)
@@ -293,7 +309,7 @@ def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
     if len(admitted) or res.fallback:
         # None = the whole collection: what the fallback ranks.
         res.ranker, ranked = rank_set(coll, words, admitted if len(admitted) else None,
-                                      ranker, k, res.notes)
+                                      ranker, k, res.notes, embed)
     # Admitted documents match the query's required atoms; fallback ones need not.
     cards = build_cards(coll, [(r.rowid, r.score) for r in ranked], positive_atoms(node), words,
                         required=required_atoms(node) if len(admitted) else ())

@@ -21,6 +21,35 @@ class ServeState:
 
     config: ServeConfig
     pool: CollectionPool
+    _limiter: Any = None
+
+    def limiter(self) -> Any:
+        """The threads searches run on: as many as open connections per collection (more
+        would only wait on the pool). Made on first use, inside the event loop."""
+        if self._limiter is None:
+            import anyio
+
+            self._limiter = anyio.CapacityLimiter(self.config.connections)
+        return self._limiter
+
+
+def _mcp(pool: CollectionPool) -> tuple[list[Any], Any]:
+    """The MCP server's streamable HTTP route at ``/mcp`` (stateless, JSON responses: any
+    worker can answer any call, so it works behind a load balancer and with ``--workers``)
+    and its session manager, whose ``run()`` the app's lifespan must hold open. ([], None)
+    without the ``mcp`` package. The guard already checks Host and Origin for the whole app
+    (with ``--allow-host``), so the SDK's own DNS-rebinding check is off here."""
+    try:
+        from mcp.server.transport_security import TransportSecuritySettings
+    except ImportError:
+        return [], None
+    from ..mcp_server import build_server
+
+    server = build_server(pool)
+    sub = server.streamable_http_app(
+        stateless_http=True, json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    return list(sub.routes), server.session_manager
 
 
 def create_app(config: ServeConfig, pool: CollectionPool | None = None) -> Any:
@@ -28,17 +57,22 @@ def create_app(config: ServeConfig, pool: CollectionPool | None = None) -> Any:
     missing or damaged file stops the server before it listens, with one line."""
     config.check()
     pool = pool or CollectionPool(list(config.paths), connections=config.connections,
-                                  default_ranker=config.ranker)
+                                  default_ranker=config.ranker, budget=config.query_seconds)
     state = ServeState(config, pool)
+    mcp_routes, sessions = _mcp(pool)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            if sessions is None:
+                yield
+            else:
+                async with sessions.run():
+                    yield
         finally:
             pool.close()
 
-    routes = [*api.routes(state), *pages.routes(state)]
+    routes = [*api.routes(state), *mcp_routes, *pages.routes(state)]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.serve = state
     return Guard(app, config)

@@ -4,9 +4,12 @@ uvicorn stops cleanly on Ctrl-C and SIGTERM (in-flight requests finish first).""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 from ..errors import EnvironmentProblem
 from .config import ENV_CONFIG, ServeConfig
@@ -45,24 +48,55 @@ def run(config: ServeConfig, on_ready: Callable[[str], None] | None = None) -> N
     try:
         if config.workers == 1:
             app = create_app(config)  # opens every collection: bad files fail before listening
-            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
-                                                   timeout_graceful_shutdown=5))
+            server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                            timeout_graceful_shutdown=5))
             _announce_when_started(server, url, on_ready)
             server.run(sockets=[sock])
             return
         from uvicorn.supervisors import Multiprocess
 
-        create_app(config)  # check every collection once here, so a bad one is one line
+        from ..pool import CollectionPool
+
+        # Open every collection once here, so a bad one is one line before any worker starts.
+        CollectionPool(list(config.paths), connections=1).close()
         os.environ[ENV_CONFIG] = config.to_env()
         ucfg = uvicorn.Config("sieve_lite.serve:app_from_env", factory=True,
                               workers=config.workers, log_level="warning", lifespan="on",
                               timeout_graceful_shutdown=5)
-        server = uvicorn.Server(ucfg)
         if on_ready is not None:
             on_ready(url)
-        Multiprocess(ucfg, target=server.run, sockets=[sock]).run()
+        # The supervisor stops its workers on SIGINT/SIGTERM (each finishes what is in
+        # flight) and returns; it restarts a worker that dies.
+        Multiprocess(ucfg, sockets=[sock]).run()
     finally:
         sock.close()
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, except that a SIGTERM or Ctrl-C that stopped it gracefully is
+        not raised again afterwards: stopping is how a server is meant to end (exit 0)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            before = {sig: signal.signal(sig, self.handle_exit)
+                      for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
+def _Server(config: object) -> object:  # noqa: N802 - a class made on first use
+    return _server_class()(config)
 
 
 def _announce_when_started(server: object, url: str,
