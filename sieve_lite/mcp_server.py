@@ -15,10 +15,16 @@ a caret line for a query error) as text and an ``error`` object as structured co
 model can read it and try again, and the server goes on. Anything unexpected is caught by the
 SDK, logged on stderr and reported as a failed call; the server goes on then too.
 
-Concurrency. The SDK runs each synchronous tool on a worker thread (anyio, up to 40 at once);
-``sieve_lite.pool.CollectionPool`` (shared with ``sieve-lite serve``) lends each call a
-read-only ``Collection`` of its own. Each call sees no listing of another call's: ``fetch``
-takes document ids, never ranks.
+Concurrency. ``search`` and ``fetch`` run through ``CollectionPool.run``: on the event loop
+when the server is idle (a thread hand-off cost more than the search on a loaded machine),
+on a worker thread when another call is in flight; ``manual`` and ``collections`` run on the
+SDK's worker threads. ``sieve_lite.pool.CollectionPool`` (shared with ``sieve-lite serve``)
+lends each call a read-only ``Collection`` of its own. Each call sees no listing of another
+call's: ``fetch`` takes document ids, never ranks.
+
+Over HTTP the server is stateless with JSON answers (no session, no SSE stream per call), so
+any process behind a load balancer answers any call; its socket has TCP_NODELAY (without it
+every call waited ~40 ms for the client's delayed ACK: issue 23).
 
 Every collection is opened read-only through ``sieve_lite.open`` (the defensive open); a file
 that cannot be opened stops the server before it starts, with one line.
@@ -81,7 +87,7 @@ def build_server(pool: CollectionPool) -> Any:
     collection_help = (f"Which collection: one of {', '.join(names)} (default {names[0]}).")
     Collection = Annotated[str | None, Field(description=collection_help)]
 
-    def search(
+    async def search(
         query: Annotated[str, Field(description=(
             "A BQL query. word, \"exact phrase\", prefix*, x[field], x[field1,field2], "
             "date[2018..2020], A AND B (or A B), A OR B, NOT A, (groups); operators in "
@@ -103,13 +109,16 @@ def build_server(pool: CollectionPool) -> Any:
         the best matches for its words are shown instead, marked FALLBACK (they do not satisfy
         the query), with how many documents each AND clause admits alone: loosen the clause
         that admits 0. A malformed query returns an error with the column at fault."""
-        try:
-            name, res = pool.search(query, k=k, ranker=ranker, collection=collection)
-        except SieveError as e:
-            return _error_result(e)
-        return _result(render_compact(res), search_object(res, collection=name))
+        def run() -> CallToolResult:
+            try:
+                name, res = pool.search(query, k=k, ranker=ranker, collection=collection)
+            except SieveError as e:
+                return _error_result(e)
+            return _result(render_compact(res), search_object(res, collection=name))
 
-    def fetch(
+        return await pool.run(run)
+
+    async def fetch(
         doc: Annotated[str, Field(description="The document id, as a card shows it.")],
         section: Annotated[str | None, Field(description=(
             "A section name as the card lists it (case-insensitive; a unique prefix will do), "
@@ -120,11 +129,14 @@ def build_server(pool: CollectionPool) -> Any:
         """Read one section of a document (cut at 12,000 words, with a note), or without a
         section its outline. An unknown document or section returns an error listing what
         there is."""
-        try:
-            name, res = pool.fetch(doc, section, collection=collection)
-        except SieveError as e:
-            return _error_result(e)
-        return _result(res.render(), fetch_object(res, collection=name))
+        def run() -> CallToolResult:
+            try:
+                name, res = pool.fetch(doc, section, collection=collection)
+            except SieveError as e:
+                return _error_result(e)
+            return _result(res.render(), fetch_object(res, collection=name))
+
+        return await pool.run(run)
 
     def manual(collection: Collection = None) -> CallToolResult:
         """The query-language manual for one collection: its real fields, examples verified to
@@ -163,22 +175,19 @@ def serve_http(server: Any, port: int = 8765, host: str = "127.0.0.1",
                on_ready: Any = None) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted. ``port`` 0 takes
     a free port; ``on_ready(url)`` is called once the server accepts connections."""
-    import socket
-
     import anyio
     import uvicorn
 
+    from .serve.server import bind
+
     # Bind here rather than in uvicorn: a taken port is then one clear error, not uvicorn's
-    # log line and exit, and port 0 tells us the port it got.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except OSError as e:
-        sock.close()
-        raise EnvironmentProblem(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
+    # log line and exit, and port 0 tells us the port it got. ``bind`` sets TCP_NODELAY:
+    # without it every call waited ~40 ms for the client's delayed ACK (issue 23).
+    sock = bind(host, port)
     url = f"http://{host}:{sock.getsockname()[1]}/mcp"
-    app = server.streamable_http_app(host=host)
+    # Stateless with JSON answers: no session to set up or keep, no SSE stream per call, and
+    # any process behind a load balancer can answer any call.
+    app = server.streamable_http_app(host=host, stateless_http=True, json_response=True)
     userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     async def main() -> None:
@@ -189,8 +198,12 @@ def serve_http(server: Any, port: int = 8765, host: str = "127.0.0.1",
             if userver.started and on_ready is not None:
                 on_ready(url)
 
+    import importlib.util
+
+    # uvloop (installed with uvicorn's extras) when there: less CPU per call than asyncio's.
+    uvloop = importlib.util.find_spec("uvloop") is not None
     try:
-        anyio.run(main)
+        anyio.run(main, backend_options={"use_uvloop": uvloop})
     except KeyboardInterrupt:
         # uvicorn has already shut down gracefully and re-raised the signal: Ctrl-C is how
         # an HTTP server is meant to stop, so it is a normal end.

@@ -211,9 +211,8 @@ def routes(state: Any) -> list[Any]:
                 raise RequestError("'query' must be a BQL query (a string)")
             k = _k(data, "k", SEARCH_K)
             ranker, strict, collection = _common(data)
-            name, res = await anyio.to_thread.run_sync(
-                partial(state.pool.search, query, k=k, ranker=ranker, collection=collection,
-                        strict=strict), limiter=state.limiter())
+            name, res = await state.pool.run(state.pool.search, query, k=k, ranker=ranker,
+                                             collection=collection, strict=strict)
             return json_response(search_object(res, collection=name))
         except RequestError as e:
             return _refuse(e)
@@ -228,9 +227,8 @@ def routes(state: Any) -> list[Any]:
                 raise RequestError("'doc' must be a document id (a string)")
             section = _get(data, "section", str, None, "a section name")
             collection = _get(data, "collection", str, None, "a collection name")
-            name, res = await anyio.to_thread.run_sync(
-                partial(state.pool.fetch, doc, section, collection=collection),
-                limiter=state.limiter())
+            name, res = await state.pool.run(state.pool.fetch, doc, section,
+                                             collection=collection)
             return json_response(fetch_object(res, collection=name))
         except RequestError as e:
             return _refuse(e)
