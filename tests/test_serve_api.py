@@ -167,6 +167,11 @@ def test_batch_and_body_bounds() -> None:
 
         r = c.post("/retrieve", content=chunks())
         assert r.status_code == 413 and "100000 bytes" in r.text
+        r = c.post("/mcp", content=chunks(), headers={"content-type": "application/json"})
+        assert r.status_code == 413  # the guard reads a streamed body before any route
+        body = json.dumps({"queries": ["walrus"], "ranker": "bm25"}).encode()
+        r = c.post("/retrieve", content=iter([body[:7], body[7:]]))  # streamed, in bounds
+        assert r.status_code == 200 and r.json()["result"][0]
         for body, status, words in [
                 (b"not json", 400, "JSON object"), (b"[1, 2]", 400, "JSON object"),
                 (json.dumps({"queries": "walrus", "topk": 0}).encode(), 400, "'topk'"),

@@ -12,7 +12,8 @@ the user visits can send requests to localhost. So, before any route runs:
   ``Sec-Fetch-Site`` is ``cross-site`` or ``same-site``, or, without that header, whose
   ``Origin`` is not this server's, gets 403. Programs (curl, agents) send neither and pass.
 * **Bounded bodies.** A body over ``max_body_bytes`` gets 413, whether announced by
-  ``Content-Length`` or streamed.
+  ``Content-Length`` or streamed (a streamed body is read here, up to the bound, before any
+  route runs).
 * **Headers.** A strict Content-Security-Policy (no inline script, nothing from elsewhere),
   ``nosniff``, ``no-referrer``, no framing.
 
@@ -93,6 +94,14 @@ class Guard:
         if length and (not length.isdigit() or int(length) > limit):
             await _plain(send, 413, f"the request body is over {limit} bytes")
             return
+        if not length and "transfer-encoding" in headers:
+            # A streamed body: read it here, up to the bound, so that one too long gets 413
+            # whichever route it was for (an exception raised inside a route would be a 500).
+            body = await _read_upto(receive, limit)
+            if body is None:
+                await _plain(send, 413, f"the request body is over {limit} bytes")
+                return
+            receive = _replay(body, receive)
         await self.app(scope, _bounded(receive, limit), _with_headers(send, set_cookie and
                                                                        self.token))
 
@@ -141,6 +150,38 @@ def _bounded(receive: Receive, limit: int) -> Receive:
             if seen > limit:
                 raise BodyTooLarge(limit)
         return message
+
+    return inner
+
+
+async def _read_upto(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None once it is over ``limit`` bytes."""
+    parts: list[bytes] = []
+    seen = 0
+    while True:
+        message = await receive()
+        if message.get("type") != "http.request":
+            break  # the client went away: the app sees an empty body
+        chunk = message.get("body", b"")
+        seen += len(chunk)
+        if seen > limit:
+            return None
+        parts.append(chunk)
+        if not message.get("more_body"):
+            break
+    return b"".join(parts)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` first, then whatever the connection says next."""
+    given = False
+
+    async def inner() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
 
     return inner
 
