@@ -37,6 +37,7 @@ bench: install
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/latency.py
 	$(BIN)/python bench/mcp_latency.py
+	$(BIN)/python bench/serve.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/ask.py --jobs 3
 

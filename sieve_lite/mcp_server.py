@@ -188,7 +188,8 @@ def serve_http(server: Any, port: int = 8765, host: str = "127.0.0.1",
     # Stateless with JSON answers: no session to set up or keep, no SSE stream per call, and
     # any process behind a load balancer can answer any call.
     app = server.streamable_http_app(host=host, stateless_http=True, json_response=True)
-    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    userver = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                            lifespan="on"))
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:

@@ -167,3 +167,15 @@ def test_mcp_over_http_on_serve(expected: dict[str, list[str]]) -> None:
         code, err = server.stop()
     assert code == 0, err
     assert "Traceback" not in err, err
+
+
+def test_one_process_stops_cleanly_on_sigterm() -> None:
+    server = Server("--ranker", "bm25")
+    try:
+        r = httpx.post(server.url + "retrieve", json={"queries": QUERIES, "topk": 2})
+        assert r.status_code == 200 and r.json()["errors"] == []
+        assert _children(server.proc.pid) == []  # no worker processes: it serves itself
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+    assert "Traceback" not in err, err

@@ -53,8 +53,8 @@ def run(config: ServeConfig, on_ready: Callable[[str], None] | None = None) -> N
     try:
         if config.workers == 1:
             app = create_app(config)  # opens every collection: bad files fail before listening
-            server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on",
-                                            timeout_graceful_shutdown=5))
+            server = _Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                            lifespan="on", timeout_graceful_shutdown=5))
             _announce_when_started(server, url, on_ready)
             server.run(sockets=[sock])
             return
@@ -66,8 +66,8 @@ def run(config: ServeConfig, on_ready: Callable[[str], None] | None = None) -> N
         CollectionPool(list(config.paths), connections=1).close()
         os.environ[ENV_CONFIG] = config.to_env()
         ucfg = uvicorn.Config("sieve_lite.serve:app_from_env", factory=True,
-                              workers=config.workers, log_level="warning", lifespan="on",
-                              timeout_graceful_shutdown=5)
+                              workers=config.workers, log_level="warning", access_log=False,
+                              lifespan="on", timeout_graceful_shutdown=5)
         if on_ready is not None:
             on_ready(url)
         # The supervisor stops its workers on SIGINT/SIGTERM (each finishes what is in
