@@ -1,5 +1,6 @@
-"""What the MCP layer costs: a tool call over stdio and over streamable HTTP against the same
-search or fetch made in-process, on the shipped collections/peps.db.
+"""What the MCP layer costs: a tool call over stdio and over streamable HTTP (``sieve-lite mcp
+--http``, and ``/mcp`` of ``sieve-lite serve``) against the same search or fetch made
+in-process, on the shipped collections/peps.db.
 
     python bench/mcp_latency.py [--rounds 5]
 
@@ -89,10 +90,12 @@ def stdio(rounds: int) -> tuple[float, float, float]:
     return anyio.run(main)
 
 
-def http(rounds: int) -> tuple[float, float, float]:
+def http(rounds: int, serve: bool = False) -> tuple[float, float, float]:
+    """``sieve-lite mcp --http``, or (``serve``) ``/mcp`` of ``sieve-lite serve``."""
     from mcp import Client
 
-    proc = subprocess.Popen([*CLI, "mcp", "--http", "--port", "0", str(PEPS)],
+    cmd = ["serve"] if serve else ["mcp", "--http"]
+    proc = subprocess.Popen([*CLI, *cmd, "--port", "0", str(PEPS)],
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -101,8 +104,8 @@ def http(rounds: int) -> tuple[float, float, float]:
             line = proc.stderr.readline()
             if not line:
                 raise SystemExit("the HTTP server did not start")
-            m = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
-            url = m.group(0) if m else ""
+            m = re.search(r"http://127\.0\.0\.1:\d+/(mcp)?", line)
+            url = (m.group(0).rstrip("/").removesuffix("/mcp") + "/mcp") if m else ""
 
         async def main() -> tuple[float, float, float]:
             async with Client(url, read_timeout_seconds=120) as client:
@@ -122,14 +125,18 @@ def main() -> None:
     lib_s, lib_f = in_process(args.rounds)
     st = stdio(args.rounds)
     ht = http(args.rounds)
+    sv = http(args.rounds, serve=True)
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (at start), "
-          f"{args.rounds} rounds, {len(CALLS)} calls per round")
-    print(f"{'':22}{'in-process':>12}{'stdio':>12}{'http':>12}{'stdio/lib':>11}{'http/lib':>10}")
-    print(f"{'search p50 (ms)':22}{lib_s * 1e3:12.2f}{st[0] * 1e3:12.2f}{ht[0] * 1e3:12.2f}"
-          f"{st[0] / lib_s:11.1f}{ht[0] / lib_s:10.1f}")
-    print(f"{'fetch p50 (ms)':22}{lib_f * 1e3:12.2f}{st[1] * 1e3:12.2f}{ht[1] * 1e3:12.2f}"
-          f"{st[1] / lib_f:11.1f}{ht[1] / lib_f:10.1f}")
-    print(f"{'15 at once, p50 (ms)':22}{'':>12}{st[2] * 1e3:12.1f}{ht[2] * 1e3:12.1f}")
+          f"{args.rounds} rounds, {len(CALLS)} calls per round; http: mcp --http, "
+          "serve: /mcp of sieve-lite serve")
+    print(f"{'':22}{'in-process':>12}{'stdio':>12}{'http':>12}{'serve':>12}{'stdio/lib':>11}"
+          f"{'http/lib':>10}{'http-lib':>10}")
+    for i, (name, lib) in enumerate((("search p50 (ms)", lib_s), ("fetch p50 (ms)", lib_f))):
+        print(f"{name:22}{lib * 1e3:12.2f}{st[i] * 1e3:12.2f}{ht[i] * 1e3:12.2f}"
+              f"{sv[i] * 1e3:12.2f}{st[i] / lib:11.1f}{ht[i] / lib:10.1f}"
+              f"{(ht[i] - lib) * 1e3:10.2f}")
+    print(f"{'15 at once, p50 (ms)':22}{'':>12}{st[2] * 1e3:12.1f}{ht[2] * 1e3:12.1f}"
+          f"{sv[2] * 1e3:12.1f}")
 
 
 if __name__ == "__main__":
