@@ -72,7 +72,12 @@ def run(config: ServeConfig, on_ready: Callable[[str], None] | None = None) -> N
             on_ready(url)
         # The supervisor stops its workers on SIGINT/SIGTERM (each finishes what is in
         # flight) and returns; it restarts a worker that dies.
-        Multiprocess(ucfg, sockets=[sock]).run()
+        import inspect
+
+        if "target" in inspect.signature(Multiprocess).parameters:  # older uvicorn
+            Multiprocess(ucfg, target=uvicorn.Server(ucfg).run, sockets=[sock]).run()
+        else:
+            Multiprocess(ucfg, sockets=[sock]).run()
     finally:
         sock.close()
 
