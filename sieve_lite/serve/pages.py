@@ -120,7 +120,7 @@ def card_view(card: Any, collection: str, query: str, match: WordMatch,
                  "href": link(base, id=card.id, section=h, q=query)}
                 for h in order[:HEADINGS_SHOWN]]
     return {
-        "id": card.id, "rank": card.rank, "score": f"{card.score:.3g}",
+        "id": one_line(card.id), "rank": card.rank, "score": f"{card.score:.3g}",
         "collection": collection,
         "title": marked(card.title, match, line=True),
         "href": link(base, id=card.id, q=query),
@@ -338,7 +338,7 @@ def routes(state: Any) -> list[Any]:
         base = coll_path(entry.name) + "/doc"
         ctx = {"nav": "search", "coll": summary(entry), "query": query, "k": PAGE_K,
                "ranker": "", "action": coll_path(entry.name),
-               "doc": {"id": res.id, "title": marked(res.title, match, line=True),
+               "doc": {"id": one_line(res.id), "title": marked(res.title, match, line=True),
                        "href": link(base, id=res.id, q=query), "url": url},
                "section": None, "outline": None}
         if res.section is None:
