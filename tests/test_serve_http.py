@@ -142,7 +142,7 @@ def test_hostile_text_is_never_markup(server: Server) -> None:
         for tag, attrs in tags:
             for name, value in attrs:
                 assert not name.startswith("on"), (tag, name)
-                if name in ("href", "src", "action"):
+                if name in ("href", "src", "action") and (tag, value) != ("link", "data:,"):
                     assert value.startswith(("/", "https://", "http://")), (tag, value)
         assert "\u202e" not in text  # bidi overrides are dropped
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in pages[0]

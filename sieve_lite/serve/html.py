@@ -10,6 +10,7 @@ collection is ever emitted as markup. Links are made only for ``http``/``https``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape as _html_escape
 from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
@@ -17,22 +18,44 @@ from markupsafe import Markup, escape
 from ..terminal import WordMatch, one_line, sanitize
 from ..words import word_spans, words
 
+
+def _esc(text: str) -> str:
+    """HTML-escaped text (``& < > " '``), as a plain string."""
+    return _html_escape(text, quote=True)
+
+
 Words = Sequence[tuple[str, bool]]
+
+
+def may_hold(match: WordMatch, text: str) -> bool:
+    """False when ``text`` surely holds no query word: for ASCII text (BQL folds it to its
+    lower case) no query word or prefix occurs in it even as a substring. Most headings and
+    titles are passed over by this test alone, without splitting them into words."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(w in low for w in match.exact) or any(s in low for s in match.stems)
 
 
 def marked(text: str | None, match: WordMatch | None = None, *, line: bool = False) -> Markup:
     """``text`` cleaned and escaped, with the query words in ``<mark>``."""
     clean = one_line(text) if line else sanitize(text)
-    if not match or not clean:
-        return escape(clean)
+    if not match or not clean or not may_hold(match, clean):
+        return Markup(_esc(clean))
+    return with_marks(clean, match.spans(clean))
+
+
+def with_marks(clean: str, spans: Sequence[tuple[int, int]]) -> Markup:
+    """Clean text escaped, with ``<mark>`` around ``spans`` (``WordMatch.spans`` of it)."""
+    # Plain strings joined once (a Markup object per piece costs more than the matching).
     out: list[str] = []
     at = 0
-    for a, b in match.spans(clean):
-        out.append(escape(clean[at:a]))
-        out.append(Markup("<mark>") + escape(clean[a:b]) + Markup("</mark>"))
+    for a, b in spans:
+        out.append(_esc(clean[at:a]))
+        out.append("<mark>" + _esc(clean[a:b]) + "</mark>")
         at = b
-    out.append(escape(clean[at:]))
-    return Markup("").join(out)
+    out.append(_esc(clean[at:]))
+    return Markup("".join(out))
 
 
 def marked_span(text: str, span: str, match: WordMatch | None = None) -> Markup:
@@ -70,4 +93,4 @@ def safe_url(url: str | None) -> str | None:
     return url
 
 
-__all__ = ["marked", "marked_span", "safe_url"]
+__all__ = ["marked", "marked_span", "may_hold", "safe_url", "with_marks"]

@@ -28,8 +28,9 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -39,14 +40,14 @@ from ..errors import CollectionError, QueryError, SectionError, SieveError
 from ..options import MAX_K, RANKERS
 from ..output import error_object, fetch_object, search_object, versioned
 from ..terminal import WordMatch, one_line, query_words
-from .html import marked, safe_url
+from .html import marked, may_hold, safe_url, with_marks
 from .negotiate import error_response, json_response, status_of, wants_json
 
 HERE = Path(__file__).resolve().parent
 PAGE_K = 10          # cards shown by default
 PAGE_MAX_K = 100     # a page shows at most this many cards (the JSON API goes to MAX_K)
 MAX_QUERY = 2000     # characters of a query a page accepts
-HEADINGS_SHOWN = 12  # section links on a card; the outline lists them all
+HEADINGS_SHOWN = 8   # section links on a card; the outline lists them all
 
 
 @lru_cache(maxsize=1)
@@ -72,8 +73,6 @@ def link(path: str, **params: Any) -> str:
 
 
 def coll_path(name: str) -> str:
-    from urllib.parse import quote
-
     return "/c/" + quote(name, safe="")
 
 
@@ -111,29 +110,41 @@ def _int(value: str | None, default: int, lo: int, hi: int) -> int:
 # ------------------------------------------------------------------------------- cards
 def card_view(card: Any, collection: str, query: str, match: WordMatch,
               fallback: bool) -> dict[str, Any]:
-    """What a card's template needs: every text already cleaned, escaped and marked."""
-    base = coll_path(collection) + "/doc"
+    """What a card's template needs: every text already cleaned, escaped and marked. The
+    sections holding a query word come first, as on the terminal's cards."""
+    base = coll_path(collection) + "/doc?id=" + quote(card.id, safe="")
+    tail = "&q=" + quote(query, safe="") if query else ""
     names = list(card.headings)
-    hit = [h for h in names if match.spans(h)]
-    order = hit + [h for h in names if h not in hit]
-    sections = [{"name": marked(h, match, line=True),
-                 "href": link(base, id=card.id, section=h, q=query)}
-                for h in order[:HEADINGS_SHOWN]]
+    marks: dict[str, Markup] = {}  # the headings holding a query word, marked
+    if match:
+        for h in names:
+            clean = one_line(h)
+            spans = match.spans(clean) if may_hold(match, clean) else None
+            if spans:
+                marks[h] = with_marks(clean, spans)
+    order = [*marks, *(h for h in names if h not in marks)] if marks else names
+
+    def section_href(name: str) -> str:
+        return f"{base}&section={quote(name, safe='')}{tail}"
+
+    authors = ", ".join(one_line(a) for a in card.authors[:6])
+    if len(card.authors) > 6:
+        authors += f" +{len(card.authors) - 6}"
     return {
         "id": one_line(card.id), "rank": card.rank, "score": f"{card.score:.3g}",
         "collection": collection,
         "title": marked(card.title, match, line=True),
-        "href": link(base, id=card.id, q=query),
-        "authors": marked(", ".join(one_line(a) for a in card.authors[:6])
-                          + (f" +{len(card.authors) - 6}" if len(card.authors) > 6 else ""),
-                          match, line=True),
+        "href": base + tail,
+        "authors": marked(authors, match, line=True),
         "date": one_line(card.date),
         "matched": card.matched_fields,
-        "sections": sections, "more_sections": max(0, len(names) - HEADINGS_SHOWN),
+        "sections": [{"name": marks.get(h) or marked(h), "href": section_href(h)}
+                     for h in order[:HEADINGS_SHOWN]],
+        "more_sections": max(0, len(names) - HEADINGS_SHOWN),
         "n_sections": len(names),
         "snippet": marked(card.snippet, match, line=True),
         "snippet_section": one_line(card.snippet_section),
-        "snippet_href": (link(base, id=card.id, section=card.snippet_section, q=query)
+        "snippet_href": (section_href(card.snippet_section)
                          if card.snippet_section in names else None),
         "url": safe_url(card.url),
         "fallback": fallback,
