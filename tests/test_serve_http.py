@@ -234,6 +234,17 @@ def test_run_exports(tmp_path: Path) -> None:
     store.append(rid, {"event": "run", "question": "Which PEP <b>?", "collection": "peps",
                        "created": "2026-01-01T00:00:00Z"})
     store.append(rid, {"event": "start", "n_ctx": 8192})
+    card = {"rank": 1, "id": "pep-0572", "title": "Assignment <i>Expressions</i>",
+            "score": 0.03, "headings": ["infobox", "Abstract"], "matched_fields": ["body"],
+            "snippet": "the walrus operator", "snippet_section": "Abstract"}
+    store.append(rid, {"event": "step", "index": 0, "reply": "", "prompt_tokens": 0,
+                       "completion_tokens": 0,
+                       "action": {"kind": "search", "query": "walrus OR operator"},
+                       "info": {"seed": True, "total": 736, "fallback": False,
+                                "engine_query": "walrus OR operator",
+                                "hits": [{"rank": 1, "id": "pep-0572", "title": "A",
+                                          "card": "[1] pep-0572 | compact text",
+                                          "data": card}]}})
     store.append(rid, {"event": "step", "index": 1, "reply": "", "prompt_tokens": 900,
                        "completion_tokens": 12,
                        "action": {"kind": "fetch", "doc": "pep-0572", "section": "Abstract"},
@@ -253,6 +264,8 @@ def test_run_exports(tmp_path: Path) -> None:
             page = (await c.get(f"/runs/{rid}")).text
             assert "Which PEP &lt;b&gt;?" in page and 'aria-label="Answer"' in page
             assert "900 tokens in, 12 out" in page and "context 11% filled" in page
+            assert page.count("<article") == 1 and "<mark>walrus</mark>" in page
+            assert "Assignment &lt;i&gt;Expressions&lt;/i&gt;" in page
             assert "section=Abstract" in page and "cite=PEP+572" in page
             md = (await c.get(f"/runs/{rid}.md")).text
             assert md.startswith("# Which PEP <b>?") and "- cites pep-0572 | Abstract" in md

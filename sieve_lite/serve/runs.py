@@ -269,8 +269,11 @@ def step_view(step: dict[str, Any], collection: str, n_ctx: int) -> dict[str, An
         view["ran"] = one_line(query) if query != a.get("query") else ""
         match = WordMatch(query_words(query))
         for h in info.get("hits") or []:
+            data = h.get("data") if isinstance(h, dict) else None  # the card as a dict
+            if not isinstance(data, dict):
+                continue
             try:
-                card = card_from_dict(h.get("card") or {})
+                card = card_from_dict(data)
             except (ValueError, TypeError):
                 continue
             view["cards"].append(card_view(card, collection, query, match,
