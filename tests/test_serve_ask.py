@@ -114,7 +114,6 @@ def test_a_run_streams_its_steps_then_a_cited_answer(server: Server, watched: Wa
     # The run is listed, found by a word of its question, and exported.
     page.goto(server.url + "ask?q=walrus")
     assert page.get_by_role("link", name=QUESTION).count() >= 1
-    page.goto(f"{server.url}runs/{run_id}.md")
     with urllib.request.urlopen(f"{server.url}runs/{run_id}.md", timeout=30) as r:
         md = r.read().decode()
     assert md.startswith(f"# {QUESTION}") and "cites pep-0572" in md
@@ -167,7 +166,8 @@ def test_should_stop_ends_generation_within_a_token() -> None:
     msgs = [{"role": "user", "content": "Write a long story about a walrus."}]
     full = bb.complete(msgs, max_tokens=48)
     calls = []
-    bb.should_stop = lambda: calls.append(1) or len(calls) >= 3
+    bb.should_stop = lambda: calls.append(1) or len(calls) >= 3  # true from its third call
     cut = bb.complete(msgs, max_tokens=48)
     assert full.completion_tokens > 10
-    assert cut.completion_tokens <= 3 and len(calls) == 3
+    # llama-cpp asks once per sampled token (and once more as it finishes): it stops there.
+    assert cut.completion_tokens <= 3 and len(calls) <= 4
