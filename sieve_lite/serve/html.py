@@ -33,8 +33,14 @@ def may_hold(match: WordMatch, text: str) -> bool:
     titles are passed over by this test alone, without splitting them into words."""
     if not text.isascii():
         return True
+    needles = match.__dict__.get("_needles")
+    if needles is None:  # once per query: its words and stems, as substrings to look for
+        needles = match.__dict__["_needles"] = (*match.exact, *match.stems)
     low = text.lower()
-    return any(w in low for w in match.exact) or any(s in low for s in match.stems)
+    for w in needles:
+        if w in low:
+            return True
+    return False
 
 
 def marked(text: str | None, match: WordMatch | None = None, *, line: bool = False) -> Markup:

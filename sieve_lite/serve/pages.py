@@ -40,7 +40,7 @@ from ..errors import CollectionError, QueryError, SectionError, SieveError
 from ..options import MAX_K, RANKERS
 from ..output import error_object, fetch_object, search_object, versioned
 from ..terminal import WordMatch, one_line, query_words
-from .html import marked, may_hold, safe_url, with_marks
+from .html import _esc, marked, may_hold, safe_url, with_marks
 from .negotiate import error_response, json_response, status_of, wants_json
 
 HERE = Path(__file__).resolve().parent
@@ -118,8 +118,12 @@ def card_view(card: Any, collection: str, query: str, match: WordMatch,
     marks: dict[str, Markup] = {}  # the headings holding a query word, marked
     if match:
         for h in names:
+            # The substring test on the raw heading passes over most of them before they
+            # are cleaned (cleaning only removes characters, so it can hardly add a word).
+            if not may_hold(match, h):
+                continue
             clean = one_line(h)
-            spans = match.spans(clean) if may_hold(match, clean) else None
+            spans = match.spans(clean)
             if spans:
                 marks[h] = with_marks(clean, spans)
     order = [*marks, *(h for h in names if h not in marks)] if marks else names
@@ -138,8 +142,11 @@ def card_view(card: Any, collection: str, query: str, match: WordMatch,
         "authors": marked(authors, match, line=True),
         "date": one_line(card.date),
         "matched": card.matched_fields,
-        "sections": [{"name": marks.get(h) or marked(h), "href": section_href(h)}
-                     for h in order[:HEADINGS_SHOWN]],
+        # One string for the line of section links: a template loop per link costs more.
+        # (hrefs escaped here; names are Markup already: cleaned, escaped, marked)
+        "sections": Markup(" · ".join(
+            f'<a href="{_esc(section_href(h))}">{marks.get(h) or marked(h)}</a>'
+            for h in order[:HEADINGS_SHOWN])),
         "more_sections": max(0, len(names) - HEADINGS_SHOWN),
         "n_sections": len(names),
         "snippet": marked(card.snippet, match, line=True),
