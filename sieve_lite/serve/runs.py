@@ -25,8 +25,8 @@ Runs live in the user's data folder (``ServeConfig.runs_dir``), never in a colle
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
-import os
 import re
 import secrets
 import threading
@@ -181,11 +181,21 @@ class Runner:
         self.flags: dict[str, threading.Event] = {}
 
     def backbone(self) -> Any:
+        """The model ``ask`` would use (``SIEVE_LITE_MODEL``/``_BACKBONE``, the config file,
+        else the shipped SmolLM2), loaded once per process."""
         if self._backbone is None:
+            from .. import config
             from ..agent.backbones import make_backbone
 
-            self._backbone = make_backbone(os.environ.get("SIEVE_LITE_MODEL") or None, None)
+            self._backbone = make_backbone(config.default("model"), config.default("backbone"))
         return self._backbone
+
+    def abandon(self) -> None:
+        """At exit: a run still going is recorded as stopped, not left running forever."""
+        for run_id in list(self.flags):
+            self.flags[run_id].set()
+            self.store.append(run_id, {"event": "stopped",
+                                       "message": "the server stopped during the run"})
 
     def start(self, question: str, collection: str) -> str:
         entry = self.pool.entry(collection)
@@ -322,6 +332,7 @@ def routes(state: Any) -> list[Any]:
     store = RunStore(state.config.runs_dir())
     runner = Runner(store, state.pool, state.config.ranker)
     state.runner = runner
+    atexit.register(runner.abandon)
 
     def load(run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         events = store.events(run_id)
