@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -271,6 +272,14 @@ def test_run_exports(tmp_path: Path) -> None:
             assert md.startswith("# Which PEP <b>?") and "- cites pep-0572 | Abstract" in md
             js = (await c.get(f"/runs/{rid}.json")).json()
             assert js["type"] == "run" and js["answer"] == "PEP 572" and js["status"] == "done"
+            # The event stream replays what a reconnect missed (Last-Event-ID), then ends.
+            every = (await c.get(f"/runs/{rid}/events")).text
+            assert re.findall(r"^id: (\d+)", every, re.M) == ["1", "2", "3", "4", "5", "5"]
+            missed = (await c.get(f"/runs/{rid}/events",
+                                  headers={"Last-Event-ID": "3"})).text
+            assert re.findall(r"^id: (\d+)", missed, re.M) == ["4", "5", "5"]
+            assert "event: step" in missed and "event: done" in missed
+            assert "data: done" in missed and "PEP 572" in missed
             listing = (await c.get("/ask?q=which")).text
             assert f"/runs/{rid}" in listing
             assert f"/runs/{rid}" not in (await c.get("/ask?q=nothing-like-it")).text
