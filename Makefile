@@ -28,7 +28,7 @@ ask: install
 # The browser tests (tests/test_serve_*.py) drive Debian's chromium through Playwright; CI runs
 # as root with apt. Playwright's own browser download is never used.
 test: install
-	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: install
@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/latency.py
 	$(BIN)/python bench/mcp_latency.py
+	$(BIN)/python bench/serve_page.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/ask.py --jobs 3
 
