@@ -27,9 +27,9 @@ that cannot be opened stops the server before it starts, with one line.
 from typing import Annotated, Any, Literal
 
 from . import __version__
-from .errors import CollectionError, EnvironmentProblem, QueryError, SieveError
+from .errors import EnvironmentProblem, QueryError, SieveError
 from .output import error_object, fetch_object, search_object, versioned
-from .pool import DEFAULT_CONNECTIONS, MANUAL_PREFACE, CollectionPool
+from .pool import CollectionPool
 
 MAX_MCP_K = 50
 

@@ -236,7 +236,7 @@ class Runner:
                 bb.should_stop = stopping
                 try:
                     run_question(entry.path, question, backbone_obj=bb, mode="sieve",
-                                 ranker=self.pool.ranker_for(entry, self.ranker), live=sink)
+                                 ranker=self.ranker, live=sink)
                 finally:
                     bb.should_stop = None
         except RunStopped:
