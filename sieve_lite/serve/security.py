@@ -23,6 +23,7 @@ Error bodies are fixed text: they never echo the request.
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -102,8 +103,8 @@ class Guard:
                 await _plain(send, 413, f"the request body is over {limit} bytes")
                 return
             receive = _replay(body, receive)
-        await self.app(scope, _bounded(receive, limit), _with_headers(send, set_cookie and
-                                                                       self.token))
+        await self.app(scope, _bounded(receive, limit),
+                       _with_headers(send, set_cookie and self.token, time.perf_counter()))
 
 
 def _cookies(headers: dict[str, str]) -> dict[str, str]:
@@ -194,12 +195,17 @@ class BodyTooLarge(Exception):
         self.limit = limit
 
 
-def _with_headers(send: Send, token: bytes | bool) -> Send:
+def _with_headers(send: Send, token: bytes | bool, t0: float) -> Send:
+    """Adds the security headers, and ``Server-Timing: app;dur=MS``: the time from the
+    request reaching the guard to its response starting (what bench/serve_page.py reads)."""
+
     async def inner(message: Message) -> None:
         if message["type"] == "http.response.start":
+            dur = (time.perf_counter() - t0) * 1000
             headers = [(k, v) for k, v in message.get("headers", ())
                        if k.lower() not in dict(SECURITY_HEADERS)]
             headers.extend(SECURITY_HEADERS)
+            headers.append((b"server-timing", f"app;dur={dur:.3f}".encode()))
             if token:
                 headers.append((b"set-cookie", TOKEN_COOKIE.encode() + b"=" + bytes(token) +
                                 b"; Path=/; HttpOnly; SameSite=Strict"))
