@@ -41,7 +41,18 @@ from .sources import Meter
 from .store import writes
 from .store.content import ContentHash, document_digest
 from .store.layout import MAX_VALUES
-from .store.packing import MAX_SECTION_BYTES, pack
+from .store.packing import (
+    MAX_SECTION_BYTES,
+    MIN_PACK,
+    SAMPLE_BYTES,
+    SMALL_BYTES,
+    SMALL_LEVEL,
+    ZSTD_LEVEL,
+    pack,
+    store_dictionary,
+    train_dictionary,
+    use_dictionary,
+)
 from .store.passages import (
     BatchPostings,
     PostingsWriter,
@@ -78,6 +89,27 @@ class BuildReport:
     # process), prepare (inline only), insert, wait (for workers), embed, optimize, vacuum.
     timings: dict[str, float] = field(default_factory=dict)
     workers: int = 0  # worker processes used for preparation (0 = inline)
+    # Peak resident memory (MB) of the building process by the end of each step (a step that
+    # raised it is where the peak happened), and the largest worker's ("workers").
+    rss: dict[str, float] = field(default_factory=dict)
+
+
+def peak_rss_mb() -> tuple[float, float]:
+    """(this process's peak RSS, the largest finished child's) in MB; zeros off Unix."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not Unix
+        return 0.0, 0.0
+    kb = 1024 if sys.platform != "darwin" else 1 << 20  # ru_maxrss: KB on Linux, B on macOS
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / kb,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / kb)
+
+
+def _mark(report: BuildReport, step: str) -> None:
+    me, children = peak_rss_mb()
+    report.rss[step] = round(me, 1)
+    if children:
+        report.rss["workers"] = round(children, 1)
 
 
 def _progress(meter: Meter | None, quiet: bool):
@@ -148,31 +180,37 @@ def build_collection(
         t0 = time.perf_counter()
         embedder = get_embedder(embed_model)
         report.timings["load_model"] = time.perf_counter() - t0
+        _mark(report, "load_model")
     if workers is None:
         workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
         if workers < 2:
             workers = 0  # one core: a worker would only compete with the inserts
     if embedder is not None or not _can_fork():
         workers = 0  # the model's own threads already use every core; or see _can_fork
+    final = Path(f"{tmp}-vacuum")  # VACUUM INTO writes the finished copy here
+    final.unlink(missing_ok=True)
     try:
         conn = store.connect(tmp, readonly=False, create=True, need_vec=embedder is not None)
         try:
             writes.tune_for_build(conn)
             store.create(conn, embedder.dim if embedder else None)
             writes.tune_fts(conn)
-            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter)
+            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter,
+                   str(out_path.parent))
             if report.documents == 0:
                 raise BuildError("no documents were indexed" + (
                     f" ({report.skipped_count} skipped as bad)" if report.skipped_count else "")
                     + "; check the source path and --format")
             _finish(conn, report, embedder, source_label,
-                    {"name": out_path.stem, **(manifest or {})})
+                    {"name": out_path.stem, **(manifest or {})}, final)
         finally:
             conn.close()
-        os.replace(tmp, out_path)
+        os.replace(final, out_path)
+        tmp.unlink(missing_ok=True)
     except BaseException:
         # Ctrl-C, a strict stop or our own bug: never leave a partial file behind.
         tmp.unlink(missing_ok=True)
+        final.unlink(missing_ok=True)
         raise
     report.seconds = time.perf_counter() - started
     report.embedded = embedder is not None
@@ -186,13 +224,16 @@ def build_collection(
 Raw = tuple  # see above
 
 
-def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
+def prepare(batch: list[Raw], dict_id: int = 0, level: int = ZSTD_LEVEL
+            ) -> tuple[list[tuple], BatchPostings]:
     """Normalise, pack and serialise a batch of documents (runs in a worker or inline), and
     count the words of their passages (``store.passages``).
 
     Returns per document ``(title_idx, n_words, sections, infobox_idx, author_idx, digest,
     meta_json, passage_shape, passage_lengths)`` where ``sections`` is
     ``[(packed_text, body_idx, heading_idx), ...]``, and the batch's passage postings.
+    ``dict_id``: the registered zstd dictionary long texts are packed with (0: zlib), at
+    ``level``.
     """
     out = []
     cut = []
@@ -205,7 +246,8 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
             if body:
                 n_words += body.count(" ") + 1
             # '(intro)' is a label, not a heading: it is never indexed (BQL.md section 2).
-            secs.append((pack(text), body, "" if heading == INTRO else index_text(heading)))
+            secs.append((pack(text, dict_id, level), body,
+                         "" if heading == INTRO else index_text(heading)))
         # An infobox entry is read as 'key: value' (BQL.md section 1).
         ib = [index_text(f"{k}: {v}") for k, v in infobox]
         au = [index_text(a) for a in authors]
@@ -253,7 +295,7 @@ def _pool(n: int):
 
 # ------------------------------------------------------------------------------------ index
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
-           on_skip, embedder, workers: int, meter: Meter | None) -> None:
+           on_skip, embedder, workers: int, meter: Meter | None, spill_dir: str) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
     hasher = ContentHash()
     if meter is None:
@@ -289,7 +331,16 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     batch_chars = 0
     total_chars = 0
     pending_vec: list[tuple[int, str]] = []
-    writer = PostingsWriter()
+    writer = PostingsWriter(spill_dir)
+    # The section text dictionary (store/packing.py) is trained on the first SAMPLE_BYTES of
+    # long section texts; batches wait for it (at most 2 * SAMPLE_BYTES characters of them),
+    # then go to preparation with it. Workers start after it exists (they inherit it).
+    dict_id = 0
+    training = True
+    held: list[list[Raw]] = []
+    sample: list[bytes] = []
+    sample_bytes = 0
+    sent_chars = 0
 
     def skip(err: DocumentError) -> None:
         if strict:
@@ -327,21 +378,48 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             timings["wait"] += time.perf_counter() - t0
             write(raw, prepared)
 
-    def submit() -> None:
-        nonlocal batch, batch_chars, pool
-        if not batch:
-            return
+    def send(batch: list[Raw]) -> None:
+        nonlocal pool, sent_chars
         if pool is None and workers and total_chars >= POOL_AFTER_CHARS:
             pool = _pool(workers)
             report.workers = workers
+        # The first SMALL_BYTES of text are packed harder: small collections (the shipped
+        # demo) get the smaller file, big ones pay it once (packing.py).
+        level = SMALL_LEVEL if sent_chars < SMALL_BYTES else ZSTD_LEVEL
+        sent_chars += sum(len(t) for r in batch for _h, t in r[3])
         if pool is not None:
-            inflight.append((batch, pool.apply_async(prepare, (batch,))))
+            inflight.append((batch, pool.apply_async(prepare, (batch, dict_id, level))))
             drain(2 * workers + 2)
         else:
             t0 = time.perf_counter()
-            prepared = prepare(batch)
+            prepared = prepare(batch, dict_id, level)
             timings["prepare"] += time.perf_counter() - t0
             write(batch, prepared)
+
+    def decide() -> None:
+        """Train the dictionary on the sample (or do without), then send the held batches."""
+        nonlocal training, dict_id, sample
+        t0 = time.perf_counter()
+        data = train_dictionary(sample)
+        sample = []
+        if data is not None:
+            store_dictionary(conn, data)
+            dict_id = use_dictionary(data)
+        training = False
+        timings["dictionary"] = time.perf_counter() - t0
+        while held:
+            send(held.pop(0))
+
+    def submit() -> None:
+        nonlocal batch, batch_chars
+        if not batch:
+            return
+        if training:
+            held.append(batch)
+            if sample_bytes >= SAMPLE_BYTES or total_chars >= 2 * SAMPLE_BYTES:
+                decide()
+        else:
+            send(batch)
         batch, batch_chars = [], 0
 
     rowid = 0
@@ -371,6 +449,11 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             chars = len(doc.title) + sum(len(t) for _, t in sections)
             batch_chars += chars
             total_chars += chars
+            if training and sample_bytes < SAMPLE_BYTES:
+                for _h, text in sections:
+                    if len(text) >= MIN_PACK:
+                        sample.append(text.encode("utf-8", "surrogatepass"))
+                        sample_bytes += len(sample[-1])
             report.documents += 1
             report.sections += len(sections)
             if embedder is not None:
@@ -382,13 +465,17 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             if len(batch) >= BATCH_DOCS or batch_chars >= BATCH_CHARS:
                 submit()
         submit()
+        if training:
+            decide()
         drain(0)
         if embedder is not None:
             flush_vectors()
+        _mark(report, "index")
         t0 = time.perf_counter()
         writer.write(conn)
         timings["postings"] = time.perf_counter() - t0
         conn.execute("COMMIT")
+        _mark(report, "postings")
     except BaseException:
         if pool is not None:
             pool.terminate()
@@ -397,6 +484,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             conn.execute("ROLLBACK")
         raise
     finally:
+        writer.close()
         if pool is not None:
             pool.close()
             pool.join()
@@ -501,13 +589,14 @@ def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,
-            manifest: Mapping[str, str]) -> None:
+            manifest: Mapping[str, str], final: Path) -> None:
     from . import __version__
 
     n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()
     conn.execute("BEGIN")
     writes.optimize_fts(conn)
+    writes.reset_fts(conn)
     meta = {
         "schema_version": str(store.SCHEMA_VERSION),
         "tokenizer": TOKENIZER,
@@ -524,6 +613,8 @@ def _finish(conn, report: BuildReport, embedder, source_label: str,
     writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
     report.timings["optimize"] = time.perf_counter() - t0
+    _mark(report, "optimize")
     t0 = time.perf_counter()
-    writes.vacuum(conn)
+    writes.vacuum(conn, into=str(final))
     report.timings["vacuum"] = time.perf_counter() - t0
+    _mark(report, "vacuum")

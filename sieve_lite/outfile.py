@@ -68,7 +68,7 @@ def remove_stale_temps(out: Path, what: str) -> list[Path]:
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
-            for extra in ("", "-journal", "-wal", "-shm"):
+            for extra in ("", "-journal", "-wal", "-shm", "-vacuum"):
                 Path(f"{stale}{extra}").unlink(missing_ok=True)
             removed.append(stale)
         except (PermissionError, OSError):
