@@ -92,6 +92,7 @@ class BuildReport:
     # Peak resident memory (MB) of the building process by the end of each step (a step that
     # raised it is where the peak happened), and the largest worker's ("workers").
     rss: dict[str, float] = field(default_factory=dict)
+    fts_workers: int = 0  # processes that built the FTS5 tables (0 = this one)
 
 
 def peak_rss_mb() -> tuple[float, float]:
@@ -145,6 +146,7 @@ def build_collection(
     on_skip: Callable[[DocumentError], None] | None = None,
     source_label: str = "",
     workers: int | None = None,
+    fts_workers: bool | None = None,
     meter: Meter | None = None,
     force: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
@@ -157,6 +159,8 @@ def build_collection(
     ``workers``: processes that prepare (normalise, pack) documents for big lexical builds;
     None = 2 (none on a 1-core machine), 0 = prepare in this process. Workers are used on Linux
     only (see ``_can_fork``); ``report.workers`` says how many ran.
+    ``fts_workers``: build each FTS5 table in a process and file of its own, adopted into the
+    collection at the end (``FtsWriters``); None = whenever worker processes prepare.
     ``meter``: the ``sources.Meter`` of ``documents``, for a progress bar with a total and an
     ETA. Only the first ``SKIPS_KEPT`` bad documents are kept in the report (all are counted);
     when the first ``EARLY_STOP`` records all fail the build stops, as the source is most
@@ -189,6 +193,8 @@ def build_collection(
         workers = 0  # the model's own threads already use every core; or see _can_fork
     final = Path(f"{tmp}-vacuum")  # VACUUM INTO writes the finished copy here
     final.unlink(missing_ok=True)
+    fts = FtsWriters(tmp, enabled=bool(workers) if fts_workers is None
+                     else fts_workers and _can_fork() and embedder is None)
     try:
         conn = store.connect(tmp, readonly=False, create=True, need_vec=embedder is not None)
         try:
@@ -196,15 +202,28 @@ def build_collection(
             store.create(conn, embedder.dim if embedder else None)
             writes.tune_fts(conn)
             _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter,
-                   str(out_path.parent))
+                   str(out_path.parent), fts)
+            if fts.started:
+                # A fresh connection: the first one created the FTS tables and FTS5 caches
+                # an index's structure per connection.
+                conn.close()
+                conn = store.connect(tmp, readonly=False, create=True,
+                                     need_vec=embedder is not None)
+                writes.tune_for_build(conn)
+                t0 = time.perf_counter()
+                fts.adopt(conn)
+                report.timings["adopt"] = time.perf_counter() - t0
+                report.fts_workers = len(fts.procs)
             if report.documents == 0:
                 raise BuildError("no documents were indexed" + (
                     f" ({report.skipped_count} skipped as bad)" if report.skipped_count else "")
                     + "; check the source path and --format")
             _finish(conn, report, embedder, source_label,
-                    {"name": out_path.stem, **(manifest or {})}, final)
+                    {"name": out_path.stem, **(manifest or {})}, final,
+                    optimized=fts.started)
         finally:
             conn.close()
+            fts.stop()
         os.replace(final, out_path)
         tmp.unlink(missing_ok=True)
     except BaseException:
@@ -293,9 +312,122 @@ def _pool(n: int):
     return ctx.Pool(n, initializer=_worker_init, initargs=(os.getpid(),))
 
 
+# ------------------------------------------------------------------------ parallel FTS5
+class FtsWriters:
+    """Every FTS5 table built by a process of its own, in a file of its own (the collection's
+    temporary path + ``-fts-<table>``, made by ``store.create``: the same table definitions),
+    then adopted whole by the collection (``writes.adopt_fts``: the shadow tables copied
+    verbatim). The building process sends each writer its table's rows, batch by batch, in
+    rowid order, through a pipe (a full pipe makes the sender wait: memory stays bounded);
+    each writer inserts them with the build's FTS5 settings and optimizes its table, exactly
+    what a single writer does, so the index is the same. A writer exits when the building
+    process dies (``_worker_init``); its file is then removed by the next build
+    (``outfile.remove_stale_temps``), and by ``stop`` on any error."""
+
+    def __init__(self, tmp: Path, enabled: bool) -> None:
+        self.tmp = tmp
+        self.enabled = enabled
+        self.decided = False
+        self.started = False
+        self.procs: dict[str, Any] = {}
+        self.pipes: dict[str, Any] = {}
+        self.replies: dict[str, Any] = {}
+
+    def part(self, table: str) -> Path:
+        return Path(f"{self.tmp}-fts-{table}")
+
+    def start(self) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.decided = self.started = True
+        for table in writes.FTS_TABLES:
+            path = self.part(table)
+            path.unlink(missing_ok=True)
+            rx, tx = ctx.Pipe(duplex=False)
+            reply_rx, reply_tx = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_fts_writer, args=(str(path), table, rx, reply_tx,
+                                                         os.getpid()), daemon=True)
+            proc.start()
+            rx.close()
+            reply_tx.close()
+            self.procs[table], self.pipes[table], self.replies[table] = proc, tx, reply_rx
+
+    def send(self, rows: dict[str, list[tuple]]) -> None:
+        for table, tx in self.pipes.items():
+            try:
+                tx.send(rows[table])
+            except (BrokenPipeError, ConnectionResetError):
+                self._failed(table)
+
+    def close_input(self) -> None:
+        for table, tx in self.pipes.items():
+            try:
+                tx.send(None)
+            except (BrokenPipeError, ConnectionResetError):
+                self._failed(table)
+            tx.close()
+        self.pipes = {}
+
+    def wait(self) -> None:
+        for table, rx in self.replies.items():
+            try:
+                msg = rx.recv()
+            except EOFError:
+                msg = "it exited without a word"
+            if msg:
+                raise BuildError(f"the process building {table} failed: {msg}")
+        for proc in self.procs.values():
+            proc.join()
+
+    def _failed(self, table: str) -> None:
+        try:
+            msg = self.replies[table].recv() if self.replies[table].poll(5) else ""
+        except EOFError:
+            msg = ""
+        raise BuildError(f"the process building {table} failed: {msg or 'it exited'}")
+
+    def adopt(self, conn) -> None:
+        """Copy every table into the collection at ``conn`` (one transaction)."""
+        writes.adopt_fts(conn, {t: str(self.part(t)) for t in writes.FTS_TABLES})
+
+    def stop(self) -> None:
+        """End the writers (if still running) and remove their files."""
+        for proc in self.procs.values():
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+        for conn in (*self.pipes.values(), *self.replies.values()):
+            conn.close()
+        self.procs, self.pipes, self.replies = {}, {}, {}
+        for table in writes.FTS_TABLES:
+            for extra in ("", "-journal"):
+                Path(f"{self.part(table)}{extra}").unlink(missing_ok=True)
+
+
+def _fts_writer(path: str, table: str, rx, reply, parent: int) -> None:
+    """One FTS5 table, built in the file ``path`` from the rows that arrive on ``rx``."""
+    _worker_init(parent)
+    try:
+        conn = store.connect(path, readonly=False, create=True)
+        writes.tune_for_build(conn)
+        conn.execute("PRAGMA cache_size = -32000")  # appends: a small cache does
+        store.create(conn, None)
+        writes.tune_fts(conn, [table])
+        conn.execute("BEGIN")
+        while (rows := rx.recv()) is not None:
+            writes.insert_fts(conn, {table: rows})
+        writes.optimize_fts(conn, [table])
+        writes.reset_fts(conn)
+        conn.execute("COMMIT")
+        conn.close()
+        reply.send("")
+    except BaseException as e:  # to the building process, which stops the build
+        reply.send(f"{type(e).__name__}: {e}")
+
+
 # ------------------------------------------------------------------------------------ index
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
-           on_skip, embedder, workers: int, meter: Meter | None, spill_dir: str) -> None:
+           on_skip, embedder, workers: int, meter: Meter | None, spill_dir: str,
+           fts: FtsWriters) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
     hasher = ContentHash()
     if meter is None:
@@ -366,7 +498,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     def write(raw: list[Raw], prepared: tuple[list[tuple], BatchPostings]) -> None:
         t0 = time.perf_counter()
         docs, postings = prepared
-        _insert(conn, raw, docs, stats, hasher, postings, writer)
+        _insert(conn, raw, docs, stats, hasher, postings, writer, fts)
         timings["insert"] += time.perf_counter() - t0
         tick()
 
@@ -381,8 +513,11 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     def send(batch: list[Raw]) -> None:
         nonlocal pool, sent_chars
         if pool is None and workers and total_chars >= POOL_AFTER_CHARS:
+            if fts.enabled and not fts.decided:
+                fts.start()  # before any FTS row was written: whole tables only
             pool = _pool(workers)
             report.workers = workers
+        fts.decided = True
         # The first SMALL_BYTES of text are packed harder: small collections (the shipped
         # demo) get the smaller file, big ones pay it once (packing.py).
         level = SMALL_LEVEL if sent_chars < SMALL_BYTES else ZSTD_LEVEL
@@ -470,12 +605,16 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         drain(0)
         if embedder is not None:
             flush_vectors()
+        fts.close_input()  # the writers optimize their tables while the postings merge
         _mark(report, "index")
         t0 = time.perf_counter()
         writer.write(conn)
         timings["postings"] = time.perf_counter() - t0
         conn.execute("COMMIT")
         _mark(report, "postings")
+        t0 = time.perf_counter()
+        fts.wait()
+        timings["fts_wait"] = time.perf_counter() - t0
     except BaseException:
         if pool is not None:
             pool.terminate()
@@ -556,7 +695,8 @@ def _largest_section(doc: Document, known: int) -> int:
 
 
 def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
-            hasher: ContentHash, postings: BatchPostings, writer: PostingsWriter) -> None:
+            hasher: ContentHash, postings: BatchPostings, writer: PostingsWriter,
+            fts: FtsWriters | None = None) -> None:
     """Insert one prepared batch (rowids were given in the main process, in source order)."""
     rows = []
     passage_rows = []
@@ -573,7 +713,11 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
         stats["author"] += bool(authors)
         stats["words"] += p[1]
         hasher.add(p[5])
-    insert_rows(conn, rows)
+    if fts is not None and fts.started:
+        insert_rows(conn, rows, fts=False)
+        fts.send(writes.fts_rows(rows))
+    else:
+        insert_rows(conn, rows)
     write_passages(conn, passage_rows)
 
 
@@ -589,14 +733,15 @@ def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,
-            manifest: Mapping[str, str], final: Path) -> None:
+            manifest: Mapping[str, str], final: Path, optimized: bool = False) -> None:
     from . import __version__
 
     n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()
     conn.execute("BEGIN")
-    writes.optimize_fts(conn)
-    writes.reset_fts(conn)
+    if not optimized:  # (FtsWriters optimize their own tables)
+        writes.optimize_fts(conn)
+        writes.reset_fts(conn)
     meta = {
         "schema_version": str(store.SCHEMA_VERSION),
         "tokenizer": TOKENIZER,
