@@ -6,17 +6,27 @@ the output path and an existing file there stays intact.
 
 Pipeline (``python bench/build.py`` measures it, step by step):
 
-1. The main process reads the source iterator, checks ids and numbers the documents.
+1. The main process reads the source iterator, checks ids and numbers the documents. The first
+   batches wait until a zstd dictionary for section texts is trained on their first 8 MB of
+   long texts (``store.packing``; none for small collections, which keep zlib).
 2. Batches of documents are *prepared*: every field value normalised under the BQL word rule
    (``words.index_text``), long section texts packed (``store.packing.pack``), the document
-   serialised for the content hash. This is the Python-heavy half of the work; for big lexical
-   builds it runs in a pool of 2 forked worker processes while the main process inserts, and
-   inline for small builds (under 256 K characters), for embedded builds (the model already
-   uses every core) and where fork is not safe (not Linux, or torch loaded).
-3. The main process inserts each prepared batch with ``executemany`` in one transaction. FTS5
-   keeps its pending index in memory (``hashsize``, 64 MB) so that a build of up to a few
-   million words writes one segment and needs no merging.
-4. At the end: FTS5 ``optimize`` (one b-tree per table), collection metadata, ``VACUUM``.
+   serialised for the content hash, its passages' words counted (the postings). This is the
+   Python-heavy half of the work; for big lexical builds it runs in a pool of 2 forked worker
+   processes while the main process inserts, and inline for small builds (under 256 K
+   characters), for embedded builds (the model already uses every core) and where fork is not
+   safe (not Linux, or torch loaded).
+3. The main process inserts each prepared batch's plain rows with ``executemany`` in one
+   transaction, and (with the worker pool) sends each FTS5 table's rows to a process that
+   builds that table alone in a file of its own (``FtsWriters``), adopted at the end by a
+   verbatim copy of its shadow tables. FTS5 keeps its pending index in memory (``hashsize``,
+   64 MB) and merges 16 segments at a time (``automerge``) while building.
+4. Passage postings are collected in sorted runs spilled to disk and merged at the end
+   (``store.passages.PostingsWriter``): memory does not grow with the collection.
+5. At the end: FTS5 ``optimize`` (one b-tree per table), collection metadata, ``VACUUM INTO``
+   a second temporary file, renamed into place.
+
+``BuildReport.rss`` has the peak RSS by the end of each step.
 """
 
 from __future__ import annotations
@@ -60,6 +70,7 @@ from .store.passages import (
     passage_words,
     write_passages,
 )
+from .store.resume import VectorCache, cache_path, text_key
 from .store.writes import DocumentRows, document_rows, insert_rows
 from .words import index_text
 
@@ -93,6 +104,8 @@ class BuildReport:
     # raised it is where the peak happened), and the largest worker's ("workers").
     rss: dict[str, float] = field(default_factory=dict)
     fts_workers: int = 0  # processes that built the FTS5 tables (0 = this one)
+    resumed_vectors: int = 0  # vectors an interrupted build had left (store/resume.py)
+    reused_vectors: int = 0   # ... and how many of them this build used
 
 
 def peak_rss_mb() -> tuple[float, float]:
@@ -195,6 +208,10 @@ def build_collection(
     final.unlink(missing_ok=True)
     fts = FtsWriters(tmp, enabled=bool(workers) if fts_workers is None
                      else fts_workers and _can_fork() and embedder is None)
+    # An embedded build keeps its vectors until it succeeds, and reuses an interrupted one's.
+    vector_cache = VectorCache(cache_path(out_path)) if embedder is not None else None
+    if vector_cache is not None:
+        report.resumed_vectors = vector_cache.count()
     try:
         conn = store.connect(tmp, readonly=False, create=True, need_vec=embedder is not None)
         try:
@@ -202,7 +219,7 @@ def build_collection(
             store.create(conn, embedder.dim if embedder else None)
             writes.tune_fts(conn)
             _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter,
-                   str(out_path.parent), fts)
+                   str(out_path.parent), fts, vector_cache)
             if fts.started:
                 # A fresh connection: the first one created the FTS tables and FTS5 caches
                 # an index's structure per connection.
@@ -227,10 +244,16 @@ def build_collection(
         os.replace(final, out_path)
         tmp.unlink(missing_ok=True)
     except BaseException:
-        # Ctrl-C, a strict stop or our own bug: never leave a partial file behind.
+        # Ctrl-C, a strict stop or our own bug: never leave a partial file behind (the
+        # vectors made so far stay, for the next build: store/resume.py).
         tmp.unlink(missing_ok=True)
         final.unlink(missing_ok=True)
+        if vector_cache is not None:
+            vector_cache.close()
         raise
+    if vector_cache is not None:
+        report.reused_vectors = vector_cache.reused
+        vector_cache.close(remove=True)
     report.seconds = time.perf_counter() - started
     report.embedded = embedder is not None
     return report
@@ -427,8 +450,9 @@ def _fts_writer(path: str, table: str, rx, reply, parent: int) -> None:
 # ------------------------------------------------------------------------------------ index
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
            on_skip, embedder, workers: int, meter: Meter | None, spill_dir: str,
-           fts: FtsWriters) -> None:
+           fts: FtsWriters, vector_cache: VectorCache | None = None) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
+    t_start = time.perf_counter()
     hasher = ContentHash()
     if meter is None:
         meter = getattr(documents, "meter", None)  # sources.Sources measures its bytes
@@ -444,6 +468,9 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         if not progress:
             return
         done = f"indexing: {report.documents:,} documents"
+        elapsed = time.perf_counter() - t_start
+        if elapsed > 1:
+            done += f" ({report.documents / elapsed:,.0f}/s)"
         if source_stats is not None and source_stats.files_total > 1:
             pages = f", {source_stats.pages:,} pages" if source_stats.pages else ""
             done += f" ({source_stats.files_done:,}/{source_stats.files_total:,} files{pages})"
@@ -489,9 +516,17 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         if not pending_vec:
             return
         t0 = time.perf_counter()
-        vecs = embedder.encode([t for _, t in pending_vec])
-        writes.insert_vectors(conn, [(r, v.tobytes())
-                                     for (r, _), v in zip(pending_vec, vecs, strict=True)])
+        keys = [text_key(embedder.model_id, t) for _, t in pending_vec]
+        have = vector_cache.get(keys) if vector_cache is not None else {}
+        todo = [i for i, k in enumerate(keys) if k not in have]
+        if todo:
+            vecs = embedder.encode([pending_vec[i][1] for i in todo])
+            new = [(keys[i], v.tobytes()) for i, v in zip(todo, vecs, strict=True)]
+            have.update(new)
+            if vector_cache is not None:
+                vector_cache.put(new)  # kept for a resumed build (store/resume.py)
+        writes.insert_vectors(conn, [(r, have[k])
+                                     for (r, _), k in zip(pending_vec, keys, strict=True)])
         pending_vec.clear()
         timings["embed"] += time.perf_counter() - t0
 
