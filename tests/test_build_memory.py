@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CAP_MB = 700
+CAP_MB = 800
 
 CHILD = r"""
 import random, resource, sys
