@@ -23,6 +23,10 @@ How the figures are made:
   cores".
   "raw text" = UTF-8 bytes of ids, titles, headings, section texts, infobox keys and values
   and authors; "source" = bytes of the source files.
+* Peak RSS: ``BuildReport.rss``, the building process's high-water mark by the end of each
+  step (``index``, ``postings``, ``optimize``, ``vacuum``) and the largest worker's; as
+  ``ru_maxrss`` never goes down, only the first build in this process shows its own peak
+  (``bench/latency.py`` runs each build in a fresh process).
 * Embedding is slow on CPU (tens of texts per second on 2 cores), so it is measured on the
   first ``--embed-docs`` QA passages and reported as documents/s; the model load is excluded
   from the rate and shown apart.
@@ -139,6 +143,8 @@ def lexical(which: str, repeat: int, tmp: Path) -> None:
               f"{words / wall / 1e6:.2f} M tokens/s ({words:,} tokens)")
         print(f"    CPU: main {main_cpu:.2f} s + workers {workers_cpu:.2f} s; on 2 idle cores "
               f">= {ideal:.2f} s = <= {words / ideal / 1e6:.2f} M tokens/s; steps (wall) {steps}")
+        print(f"    peak RSS (MB) by the end of each step: {rep.rss} (this process's peak: "
+              "the first build of a run; later ones can only report it again)")
     size = out.stat().st_size
     print(f"file {size / 1e6:.2f} MB = {size / raw:.2f}x raw text, {size / src:.2f}x source "
           f"files; largest parts: "

@@ -6,6 +6,9 @@ Run from the repository root (tantivy is a development dependency: ``pip install
     python bench/latency.py --docs 10000 --repeat 3
     python bench/latency.py --rebuild            # time both builds again
     python bench/latency.py --profile            # also: where sieve-lite's query time goes
+    python bench/latency.py --docs 1000000 --rebuild --no-queries --repeat 1
+        # 1 M documents (4.4 GB of JSONL, about 1 hour of sieve-lite build on 2 idle cores
+        # and 60 GB free disk with the tantivy index): the builds and sizes only
 
 How it is measured:
 
@@ -17,8 +20,12 @@ How it is measured:
   the same JSONL; the fields are the same (title, section headings without ``(intro)``,
   section texts, ``key: value`` infobox entries, authors, the date span as two integers).
   tantivy stores no text and sieve-lite stores all of it, so the builds compare by documents
-  per second and the files by their ratio to the JSONL. Wall and CPU seconds (this process +
-  its children) are printed with the load average.
+  per second and the files by their ratio to the JSONL. Each build runs in a child process
+  (sieve-lite through the CLI: ``cli.py build --no-embed``) under a small measuring parent:
+  wall seconds, CPU seconds of the build and every worker process it started, the peak RSS
+  of its largest process, and the peak of the memory summed over all its processes (PSS, so
+  pages a forked worker shares with its parent count once; sampled every 0.2 s), printed
+  with the load average.
 * **Queries**: ``--per-class`` (default 22) in each of 9 classes, drawn deterministically from
   the collection's own term statistics (``bench/search.py``'s draw for selective, phrase,
   fielded AND, NOT, prefix and broad words; here also date + word, OR, infobox). Each BQL query
@@ -45,6 +52,7 @@ import random
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,8 +67,6 @@ from search import make_queries, pct  # noqa: E402
 import sieve_lite  # noqa: E402
 from sieve_lite.bql import parse  # noqa: E402
 from sieve_lite.bql.ast import And, DateRange, Near, Not, Or, Term, expand_fields  # noqa: E402
-from sieve_lite.build import build_collection  # noqa: E402
-from sieve_lite.sources import iter_documents  # noqa: E402
 from sieve_lite.words import words  # noqa: E402
 
 CLASSES = {  # our class name -> bench/search.py's
@@ -92,12 +98,62 @@ def corpus_jsonl(n: int, seed: int = 1) -> Path:
     return path
 
 
+MEASURE = r"""
+import os, resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:])
+tree_kb = 0
+while p.poll() is None:  # the summed PSS of the child and every process under it, each 0.2 s
+    kids, rss = {}, {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                st = open(f"/proc/{d}/stat").read().rsplit(") ", 1)[1].split()
+                kids.setdefault(int(st[1]), []).append(int(d))
+                rss[int(d)] = int(st[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+            except (OSError, IndexError, ValueError):
+                pass
+    todo, total = [p.pid], 0
+    while todo:
+        q = todo.pop()
+        try:  # PSS: pages a forked worker shares with its parent are counted once
+            pss = open(f"/proc/{q}/smaps_rollup").read().split("Pss:", 1)[1].split()[0]
+            total += int(pss)
+        except (OSError, IndexError, ValueError):
+            total += rss.get(q, 0)
+        todo += kids.get(q, [])
+    tree_kb = max(tree_kb, total)
+    time.sleep(0.2)
+wall = time.perf_counter() - t
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{p.returncode} {wall} {u.ru_utime + u.ru_stime} {u.ru_maxrss} {tree_kb}")
+"""
+
+
+def measured(cmd: list[str]) -> dict:
+    """Run ``cmd`` under a fresh parent: its wall seconds, CPU seconds (it and every worker
+    process it started), the peak RSS of its largest process and the peak of the memory summed
+    over it and its workers (proportional set size: shared pages counted once; sampled every
+    0.2 s), in MB."""
+    out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True,
+                         check=True).stdout.split()
+    code, wall, cpu_s, rss_kb, tree_kb = (int(out[0]), float(out[1]), float(out[2]),
+                                          int(out[3]), int(out[4]))
+    if code:
+        raise SystemExit(f"{cmd[:4]} failed ({code})")
+    return {"seconds": wall, "cpu": cpu_s, "rss_mb": rss_kb / 1024, "tree_rss_mb": tree_kb / 1024}
+
+
 def build_sieve(src: Path, out: Path) -> dict:
+    """``sieve-lite build --no-embed`` through the CLI, in a child process."""
     out.unlink(missing_ok=True)
-    t, c = time.perf_counter(), cpu()
-    rep = build_collection(iter_documents([src], "jsonl"), out, embed=False, quiet=True)
-    return {"seconds": time.perf_counter() - t, "cpu": cpu() - c, "documents": rep.documents,
-            "steps": {k: round(v, 1) for k, v in rep.timings.items()}, "workers": rep.workers}
+    res = measured([sys.executable, str(HERE.parent / "cli.py"), "build", str(src), "-o",
+                    str(out), "--no-embed", "--format", "jsonl", "--quiet"])
+    import sieve_lite
+
+    with sieve_lite.open(out) as coll:
+        res["documents"] = coll.documents
+    return res
 
 
 def tantivy_schema():
@@ -113,6 +169,15 @@ def tantivy_schema():
 
 
 def build_tantivy(src: Path, out: Path) -> dict:
+    """tantivy-py's build in a child process (``--tantivy-build``), measured as sieve-lite's."""
+    shutil.rmtree(out, ignore_errors=True)
+    res = measured([sys.executable, str(HERE / "latency.py"), "--tantivy-build", str(src),
+                    str(out)])
+    res["documents"] = sum(1 for _ in src.open(encoding="utf-8"))
+    return res
+
+
+def tantivy_build(src: Path, out: Path) -> dict:
     import tantivy
 
     from sieve_lite.documents import date_span
@@ -241,7 +306,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--tantivy-build", nargs=2, metavar=("JSONL", "DIR"),
+                    help=argparse.SUPPRESS)  # internal: the measured child of build_tantivy
+    ap.add_argument("--no-queries", action="store_true", help="builds and sizes only")
     args = ap.parse_args()
+    if args.tantivy_build:
+        tantivy_build(Path(args.tantivy_build[0]), Path(args.tantivy_build[1]))
+        return
     import tantivy
 
     src = corpus_jsonl(args.docs)
@@ -264,15 +335,22 @@ def main() -> None:
                           ("tantivy", builds["tantivy"], t_bytes)):
         print(f"build {name:10s} {b['seconds']:7.1f} s wall  {b['cpu']:7.1f} s CPU  "
               f"{b['documents'] / b['seconds']:8,.0f} docs/s  {size / 1e6:7,.0f} MB "
-              f"({size / jsonl_bytes:.2f}x JSONL)  load {b.get('load', 0):.1f}"
-              + (f"  steps {b['steps']}" if "steps" in b else ""))
-    print(f"build speed ratio (sieve docs/s / tantivy docs/s): "
-          f"{builds['tantivy']['seconds'] / builds['sieve']['seconds']:.2f}")
+              f"({size / jsonl_bytes:.2f}x JSONL)  peak RSS {b.get('rss_mb', 0):6,.0f} MB "
+              f"(all processes, PSS {b.get('tree_rss_mb', 0):,.0f} MB)  "
+              f"load {b.get('load', 0):.1f}")
+    sb, tb = builds["sieve"], builds["tantivy"]
+    print(f"build ratios: docs/s {tb['seconds'] / sb['seconds']:.2f}x tantivy's (target >= "
+          f"0.4), CPU {sb['cpu'] / tb['cpu']:.2f}x (target <= 2); peak RSS "
+          f"{sb.get('tree_rss_mb', 0):,.0f} MB summed over its processes (target <= 1,536 "
+          f"at 100k); file "
+          f"{db_bytes / jsonl_bytes:.2f}x JSONL (target <= 1.5)")
     print("where sieve-lite's bytes go (share of the file; x JSONL):")
     for name, nbytes in where_bytes(db)[:8]:
         print(f"  {name:22s} {nbytes / 1e6:8,.1f} MB {100 * nbytes / db_bytes:5.1f}%"
               f" {nbytes / jsonl_bytes:5.2f}x")
 
+    if args.no_queries:
+        return
     coll = sieve_lite.open(db)
     index = tantivy.Index.open(str(tdir))
     index.reload()

@@ -6,17 +6,27 @@ the output path and an existing file there stays intact.
 
 Pipeline (``python bench/build.py`` measures it, step by step):
 
-1. The main process reads the source iterator, checks ids and numbers the documents.
+1. The main process reads the source iterator, checks ids and numbers the documents. The first
+   batches wait until a zstd dictionary for section texts is trained on their first 8 MB of
+   long texts (``store.packing``; none for small collections, which keep zlib).
 2. Batches of documents are *prepared*: every field value normalised under the BQL word rule
    (``words.index_text``), long section texts packed (``store.packing.pack``), the document
-   serialised for the content hash. This is the Python-heavy half of the work; for big lexical
-   builds it runs in a pool of 2 forked worker processes while the main process inserts, and
-   inline for small builds (under 256 K characters), for embedded builds (the model already
-   uses every core) and where fork is not safe (not Linux, or torch loaded).
-3. The main process inserts each prepared batch with ``executemany`` in one transaction. FTS5
-   keeps its pending index in memory (``hashsize``, 64 MB) so that a build of up to a few
-   million words writes one segment and needs no merging.
-4. At the end: FTS5 ``optimize`` (one b-tree per table), collection metadata, ``VACUUM``.
+   serialised for the content hash, its passages' words counted (the postings). This is the
+   Python-heavy half of the work; for big lexical builds it runs in a pool of 2 forked worker
+   processes while the main process inserts, and inline for small builds (under 256 K
+   characters), for embedded builds (the model already uses every core) and where fork is not
+   safe (not Linux, or torch loaded).
+3. The main process inserts each prepared batch's plain rows with ``executemany`` in one
+   transaction, and (with the worker pool) sends each FTS5 table's rows to a process that
+   builds that table alone in a file of its own (``FtsWriters``), adopted at the end by a
+   verbatim copy of its shadow tables. FTS5 keeps its pending index in memory (``hashsize``,
+   64 MB) and merges 16 segments at a time (``automerge``) while building.
+4. Passage postings are collected in sorted runs spilled to disk and merged at the end
+   (``store.passages.PostingsWriter``): memory does not grow with the collection.
+5. At the end: FTS5 ``optimize`` (one b-tree per table), collection metadata, ``VACUUM INTO``
+   a second temporary file, renamed into place.
+
+``BuildReport.rss`` has the peak RSS by the end of each step.
 """
 
 from __future__ import annotations
@@ -41,7 +51,18 @@ from .sources import Meter
 from .store import writes
 from .store.content import ContentHash, document_digest
 from .store.layout import MAX_VALUES
-from .store.packing import MAX_SECTION_BYTES, pack
+from .store.packing import (
+    MAX_SECTION_BYTES,
+    MIN_PACK,
+    SAMPLE_BYTES,
+    SMALL_BYTES,
+    SMALL_LEVEL,
+    ZSTD_LEVEL,
+    pack,
+    store_dictionary,
+    train_dictionary,
+    use_dictionary,
+)
 from .store.passages import (
     BatchPostings,
     PostingsWriter,
@@ -49,6 +70,7 @@ from .store.passages import (
     passage_words,
     write_passages,
 )
+from .store.resume import VectorCache, cache_path, text_key
 from .store.writes import DocumentRows, document_rows, insert_rows
 from .words import index_text
 
@@ -78,6 +100,30 @@ class BuildReport:
     # process), prepare (inline only), insert, wait (for workers), embed, optimize, vacuum.
     timings: dict[str, float] = field(default_factory=dict)
     workers: int = 0  # worker processes used for preparation (0 = inline)
+    # Peak resident memory (MB) of the building process by the end of each step (a step that
+    # raised it is where the peak happened), and the largest worker's ("workers").
+    rss: dict[str, float] = field(default_factory=dict)
+    fts_workers: int = 0  # processes that built the FTS5 tables (0 = this one)
+    resumed_vectors: int = 0  # vectors an interrupted build had left (store/resume.py)
+    reused_vectors: int = 0   # ... and how many of them this build used
+
+
+def peak_rss_mb() -> tuple[float, float]:
+    """(this process's peak RSS, the largest finished child's) in MB; zeros off Unix."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not Unix
+        return 0.0, 0.0
+    kb = 1024 if sys.platform != "darwin" else 1 << 20  # ru_maxrss: KB on Linux, B on macOS
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / kb,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / kb)
+
+
+def _mark(report: BuildReport, step: str) -> None:
+    me, children = peak_rss_mb()
+    report.rss[step] = round(me, 1)
+    if children:
+        report.rss["workers"] = round(children, 1)
 
 
 def _progress(meter: Meter | None, quiet: bool):
@@ -113,6 +159,7 @@ def build_collection(
     on_skip: Callable[[DocumentError], None] | None = None,
     source_label: str = "",
     workers: int | None = None,
+    fts_workers: bool | None = None,
     meter: Meter | None = None,
     force: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
@@ -125,6 +172,8 @@ def build_collection(
     ``workers``: processes that prepare (normalise, pack) documents for big lexical builds;
     None = 2 (none on a 1-core machine), 0 = prepare in this process. Workers are used on Linux
     only (see ``_can_fork``); ``report.workers`` says how many ran.
+    ``fts_workers``: build each FTS5 table in a process and file of its own, adopted into the
+    collection at the end (``FtsWriters``); None = whenever worker processes prepare.
     ``meter``: the ``sources.Meter`` of ``documents``, for a progress bar with a total and an
     ETA. Only the first ``SKIPS_KEPT`` bad documents are kept in the report (all are counted);
     when the first ``EARLY_STOP`` records all fail the build stops, as the source is most
@@ -148,32 +197,63 @@ def build_collection(
         t0 = time.perf_counter()
         embedder = get_embedder(embed_model)
         report.timings["load_model"] = time.perf_counter() - t0
+        _mark(report, "load_model")
     if workers is None:
         workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
         if workers < 2:
             workers = 0  # one core: a worker would only compete with the inserts
     if embedder is not None or not _can_fork():
         workers = 0  # the model's own threads already use every core; or see _can_fork
+    final = Path(f"{tmp}-vacuum")  # VACUUM INTO writes the finished copy here
+    final.unlink(missing_ok=True)
+    fts = FtsWriters(tmp, enabled=bool(workers) if fts_workers is None
+                     else fts_workers and _can_fork() and embedder is None)
+    # An embedded build keeps its vectors until it succeeds, and reuses an interrupted one's.
+    vector_cache = VectorCache(cache_path(out_path)) if embedder is not None else None
+    if vector_cache is not None:
+        report.resumed_vectors = vector_cache.count()
     try:
         conn = store.connect(tmp, readonly=False, create=True, need_vec=embedder is not None)
         try:
             writes.tune_for_build(conn)
             store.create(conn, embedder.dim if embedder else None)
             writes.tune_fts(conn)
-            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter)
+            _index(conn, documents, report, strict, quiet, on_skip, embedder, workers, meter,
+                   str(out_path.parent), fts, vector_cache)
+            if fts.started:
+                # A fresh connection: the first one created the FTS tables and FTS5 caches
+                # an index's structure per connection.
+                conn.close()
+                conn = store.connect(tmp, readonly=False, create=True,
+                                     need_vec=embedder is not None)
+                writes.tune_for_build(conn)
+                t0 = time.perf_counter()
+                fts.adopt(conn)
+                report.timings["adopt"] = time.perf_counter() - t0
+                report.fts_workers = len(fts.procs)
             if report.documents == 0:
                 raise BuildError("no documents were indexed" + (
                     f" ({report.skipped_count} skipped as bad)" if report.skipped_count else "")
                     + "; check the source path and --format")
             _finish(conn, report, embedder, source_label,
-                    {"name": out_path.stem, **(manifest or {})})
+                    {"name": out_path.stem, **(manifest or {})}, final,
+                    optimized=fts.started)
         finally:
             conn.close()
-        os.replace(tmp, out_path)
-    except BaseException:
-        # Ctrl-C, a strict stop or our own bug: never leave a partial file behind.
+            fts.stop()
+        os.replace(final, out_path)
         tmp.unlink(missing_ok=True)
+    except BaseException:
+        # Ctrl-C, a strict stop or our own bug: never leave a partial file behind (the
+        # vectors made so far stay, for the next build: store/resume.py).
+        tmp.unlink(missing_ok=True)
+        final.unlink(missing_ok=True)
+        if vector_cache is not None:
+            vector_cache.close()
         raise
+    if vector_cache is not None:
+        report.reused_vectors = vector_cache.reused
+        vector_cache.close(remove=True)
     report.seconds = time.perf_counter() - started
     report.embedded = embedder is not None
     return report
@@ -186,13 +266,16 @@ def build_collection(
 Raw = tuple  # see above
 
 
-def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
+def prepare(batch: list[Raw], dict_id: int = 0, level: int = ZSTD_LEVEL
+            ) -> tuple[list[tuple], BatchPostings]:
     """Normalise, pack and serialise a batch of documents (runs in a worker or inline), and
     count the words of their passages (``store.passages``).
 
     Returns per document ``(title_idx, n_words, sections, infobox_idx, author_idx, digest,
     meta_json, passage_shape, passage_lengths)`` where ``sections`` is
     ``[(packed_text, body_idx, heading_idx), ...]``, and the batch's passage postings.
+    ``dict_id``: the registered zstd dictionary long texts are packed with (0: zlib), at
+    ``level``.
     """
     out = []
     cut = []
@@ -205,7 +288,8 @@ def prepare(batch: list[Raw]) -> tuple[list[tuple], BatchPostings]:
             if body:
                 n_words += body.count(" ") + 1
             # '(intro)' is a label, not a heading: it is never indexed (BQL.md section 2).
-            secs.append((pack(text), body, "" if heading == INTRO else index_text(heading)))
+            secs.append((pack(text, dict_id, level), body,
+                         "" if heading == INTRO else index_text(heading)))
         # An infobox entry is read as 'key: value' (BQL.md section 1).
         ib = [index_text(f"{k}: {v}") for k, v in infobox]
         au = [index_text(a) for a in authors]
@@ -251,10 +335,124 @@ def _pool(n: int):
     return ctx.Pool(n, initializer=_worker_init, initargs=(os.getpid(),))
 
 
+# ------------------------------------------------------------------------ parallel FTS5
+class FtsWriters:
+    """Every FTS5 table built by a process of its own, in a file of its own (the collection's
+    temporary path + ``-fts-<table>``, made by ``store.create``: the same table definitions),
+    then adopted whole by the collection (``writes.adopt_fts``: the shadow tables copied
+    verbatim). The building process sends each writer its table's rows, batch by batch, in
+    rowid order, through a pipe (a full pipe makes the sender wait: memory stays bounded);
+    each writer inserts them with the build's FTS5 settings and optimizes its table, exactly
+    what a single writer does, so the index is the same. A writer exits when the building
+    process dies (``_worker_init``); its file is then removed by the next build
+    (``outfile.remove_stale_temps``), and by ``stop`` on any error."""
+
+    def __init__(self, tmp: Path, enabled: bool) -> None:
+        self.tmp = tmp
+        self.enabled = enabled
+        self.decided = False
+        self.started = False
+        self.procs: dict[str, Any] = {}
+        self.pipes: dict[str, Any] = {}
+        self.replies: dict[str, Any] = {}
+
+    def part(self, table: str) -> Path:
+        return Path(f"{self.tmp}-fts-{table}")
+
+    def start(self) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.decided = self.started = True
+        for table in writes.FTS_TABLES:
+            path = self.part(table)
+            path.unlink(missing_ok=True)
+            rx, tx = ctx.Pipe(duplex=False)
+            reply_rx, reply_tx = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_fts_writer, args=(str(path), table, rx, reply_tx,
+                                                         os.getpid()), daemon=True)
+            proc.start()
+            rx.close()
+            reply_tx.close()
+            self.procs[table], self.pipes[table], self.replies[table] = proc, tx, reply_rx
+
+    def send(self, rows: dict[str, list[tuple]]) -> None:
+        for table, tx in self.pipes.items():
+            try:
+                tx.send(rows[table])
+            except (BrokenPipeError, ConnectionResetError):
+                self._failed(table)
+
+    def close_input(self) -> None:
+        for table, tx in self.pipes.items():
+            try:
+                tx.send(None)
+            except (BrokenPipeError, ConnectionResetError):
+                self._failed(table)
+            tx.close()
+        self.pipes = {}
+
+    def wait(self) -> None:
+        for table, rx in self.replies.items():
+            try:
+                msg = rx.recv()
+            except EOFError:
+                msg = "it exited without a word"
+            if msg:
+                raise BuildError(f"the process building {table} failed: {msg}")
+        for proc in self.procs.values():
+            proc.join()
+
+    def _failed(self, table: str) -> None:
+        try:
+            msg = self.replies[table].recv() if self.replies[table].poll(5) else ""
+        except EOFError:
+            msg = ""
+        raise BuildError(f"the process building {table} failed: {msg or 'it exited'}")
+
+    def adopt(self, conn) -> None:
+        """Copy every table into the collection at ``conn`` (one transaction)."""
+        writes.adopt_fts(conn, {t: str(self.part(t)) for t in writes.FTS_TABLES})
+
+    def stop(self) -> None:
+        """End the writers (if still running) and remove their files."""
+        for proc in self.procs.values():
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+        for conn in (*self.pipes.values(), *self.replies.values()):
+            conn.close()
+        self.procs, self.pipes, self.replies = {}, {}, {}
+        for table in writes.FTS_TABLES:
+            for extra in ("", "-journal"):
+                Path(f"{self.part(table)}{extra}").unlink(missing_ok=True)
+
+
+def _fts_writer(path: str, table: str, rx, reply, parent: int) -> None:
+    """One FTS5 table, built in the file ``path`` from the rows that arrive on ``rx``."""
+    _worker_init(parent)
+    try:
+        conn = store.connect(path, readonly=False, create=True)
+        writes.tune_for_build(conn)
+        conn.execute("PRAGMA cache_size = -32000")  # appends: a small cache does
+        store.create(conn, None)
+        writes.tune_fts(conn, [table])
+        conn.execute("BEGIN")
+        while (rows := rx.recv()) is not None:
+            writes.insert_fts(conn, {table: rows})
+        writes.optimize_fts(conn, [table])
+        writes.reset_fts(conn)
+        conn.execute("COMMIT")
+        conn.close()
+        reply.send("")
+    except BaseException as e:  # to the building process, which stops the build
+        reply.send(f"{type(e).__name__}: {e}")
+
+
 # ------------------------------------------------------------------------------------ index
 def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
-           on_skip, embedder, workers: int, meter: Meter | None) -> None:
+           on_skip, embedder, workers: int, meter: Meter | None, spill_dir: str,
+           fts: FtsWriters, vector_cache: VectorCache | None = None) -> None:
     seen: dict[str, str] = {}  # id -> where it was first seen
+    t_start = time.perf_counter()
     hasher = ContentHash()
     if meter is None:
         meter = getattr(documents, "meter", None)  # sources.Sources measures its bytes
@@ -270,6 +468,9 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         if not progress:
             return
         done = f"indexing: {report.documents:,} documents"
+        elapsed = time.perf_counter() - t_start
+        if elapsed > 1:
+            done += f" ({report.documents / elapsed:,.0f}/s)"
         if source_stats is not None and source_stats.files_total > 1:
             pages = f", {source_stats.pages:,} pages" if source_stats.pages else ""
             done += f" ({source_stats.files_done:,}/{source_stats.files_total:,} files{pages})"
@@ -289,7 +490,16 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
     batch_chars = 0
     total_chars = 0
     pending_vec: list[tuple[int, str]] = []
-    writer = PostingsWriter()
+    writer = PostingsWriter(spill_dir)
+    # The section text dictionary (store/packing.py) is trained on the first SAMPLE_BYTES of
+    # long section texts; batches wait for it (at most 2 * SAMPLE_BYTES characters of them),
+    # then go to preparation with it. Workers start after it exists (they inherit it).
+    dict_id = 0
+    training = True
+    held: list[list[Raw]] = []
+    sample: list[bytes] = []
+    sample_bytes = 0
+    sent_chars = 0
 
     def skip(err: DocumentError) -> None:
         if strict:
@@ -306,16 +516,24 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         if not pending_vec:
             return
         t0 = time.perf_counter()
-        vecs = embedder.encode([t for _, t in pending_vec])
-        writes.insert_vectors(conn, [(r, v.tobytes())
-                                     for (r, _), v in zip(pending_vec, vecs, strict=True)])
+        keys = [text_key(embedder.model_id, t) for _, t in pending_vec]
+        have = vector_cache.get(keys) if vector_cache is not None else {}
+        todo = [i for i, k in enumerate(keys) if k not in have]
+        if todo:
+            vecs = embedder.encode([pending_vec[i][1] for i in todo])
+            new = [(keys[i], v.tobytes()) for i, v in zip(todo, vecs, strict=True)]
+            have.update(new)
+            if vector_cache is not None:
+                vector_cache.put(new)  # kept for a resumed build (store/resume.py)
+        writes.insert_vectors(conn, [(r, have[k])
+                                     for (r, _), k in zip(pending_vec, keys, strict=True)])
         pending_vec.clear()
         timings["embed"] += time.perf_counter() - t0
 
     def write(raw: list[Raw], prepared: tuple[list[tuple], BatchPostings]) -> None:
         t0 = time.perf_counter()
         docs, postings = prepared
-        _insert(conn, raw, docs, stats, hasher, postings, writer)
+        _insert(conn, raw, docs, stats, hasher, postings, writer, fts)
         timings["insert"] += time.perf_counter() - t0
         tick()
 
@@ -327,21 +545,51 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             timings["wait"] += time.perf_counter() - t0
             write(raw, prepared)
 
-    def submit() -> None:
-        nonlocal batch, batch_chars, pool
-        if not batch:
-            return
+    def send(batch: list[Raw]) -> None:
+        nonlocal pool, sent_chars
         if pool is None and workers and total_chars >= POOL_AFTER_CHARS:
+            if fts.enabled and not fts.decided:
+                fts.start()  # before any FTS row was written: whole tables only
             pool = _pool(workers)
             report.workers = workers
+        fts.decided = True
+        # The first SMALL_BYTES of text are packed harder: small collections (the shipped
+        # demo) get the smaller file, big ones pay it once (packing.py).
+        level = SMALL_LEVEL if sent_chars < SMALL_BYTES else ZSTD_LEVEL
+        sent_chars += sum(len(t) for r in batch for _h, t in r[3])
         if pool is not None:
-            inflight.append((batch, pool.apply_async(prepare, (batch,))))
+            inflight.append((batch, pool.apply_async(prepare, (batch, dict_id, level))))
             drain(2 * workers + 2)
         else:
             t0 = time.perf_counter()
-            prepared = prepare(batch)
+            prepared = prepare(batch, dict_id, level)
             timings["prepare"] += time.perf_counter() - t0
             write(batch, prepared)
+
+    def decide() -> None:
+        """Train the dictionary on the sample (or do without), then send the held batches."""
+        nonlocal training, dict_id, sample
+        t0 = time.perf_counter()
+        data = train_dictionary(sample)
+        sample = []
+        if data is not None:
+            store_dictionary(conn, data)
+            dict_id = use_dictionary(data)
+        training = False
+        timings["dictionary"] = time.perf_counter() - t0
+        while held:
+            send(held.pop(0))
+
+    def submit() -> None:
+        nonlocal batch, batch_chars
+        if not batch:
+            return
+        if training:
+            held.append(batch)
+            if sample_bytes >= SAMPLE_BYTES or total_chars >= 2 * SAMPLE_BYTES:
+                decide()
+        else:
+            send(batch)
         batch, batch_chars = [], 0
 
     rowid = 0
@@ -371,6 +619,11 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             chars = len(doc.title) + sum(len(t) for _, t in sections)
             batch_chars += chars
             total_chars += chars
+            if training and sample_bytes < SAMPLE_BYTES:
+                for _h, text in sections:
+                    if len(text) >= MIN_PACK:
+                        sample.append(text.encode("utf-8", "surrogatepass"))
+                        sample_bytes += len(sample[-1])
             report.documents += 1
             report.sections += len(sections)
             if embedder is not None:
@@ -382,13 +635,21 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             if len(batch) >= BATCH_DOCS or batch_chars >= BATCH_CHARS:
                 submit()
         submit()
+        if training:
+            decide()
         drain(0)
         if embedder is not None:
             flush_vectors()
+        fts.close_input()  # the writers optimize their tables while the postings merge
+        _mark(report, "index")
         t0 = time.perf_counter()
         writer.write(conn)
         timings["postings"] = time.perf_counter() - t0
         conn.execute("COMMIT")
+        _mark(report, "postings")
+        t0 = time.perf_counter()
+        fts.wait()
+        timings["fts_wait"] = time.perf_counter() - t0
     except BaseException:
         if pool is not None:
             pool.terminate()
@@ -397,6 +658,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
             conn.execute("ROLLBACK")
         raise
     finally:
+        writer.close()
         if pool is not None:
             pool.close()
             pool.join()
@@ -468,7 +730,8 @@ def _largest_section(doc: Document, known: int) -> int:
 
 
 def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
-            hasher: ContentHash, postings: BatchPostings, writer: PostingsWriter) -> None:
+            hasher: ContentHash, postings: BatchPostings, writer: PostingsWriter,
+            fts: FtsWriters | None = None) -> None:
     """Insert one prepared batch (rowids were given in the main process, in source order)."""
     rows = []
     passage_rows = []
@@ -485,7 +748,11 @@ def _insert(conn, raw: list[Raw], prepared: list[tuple], stats: dict[str, int],
         stats["author"] += bool(authors)
         stats["words"] += p[1]
         hasher.add(p[5])
-    insert_rows(conn, rows)
+    if fts is not None and fts.started:
+        insert_rows(conn, rows, fts=False)
+        fts.send(writes.fts_rows(rows))
+    else:
+        insert_rows(conn, rows)
     write_passages(conn, passage_rows)
 
 
@@ -501,13 +768,15 @@ def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
 
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,
-            manifest: Mapping[str, str]) -> None:
+            manifest: Mapping[str, str], final: Path, optimized: bool = False) -> None:
     from . import __version__
 
     n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()
     conn.execute("BEGIN")
-    writes.optimize_fts(conn)
+    if not optimized:  # (FtsWriters optimize their own tables)
+        writes.optimize_fts(conn)
+        writes.reset_fts(conn)
     meta = {
         "schema_version": str(store.SCHEMA_VERSION),
         "tokenizer": TOKENIZER,
@@ -524,6 +793,8 @@ def _finish(conn, report: BuildReport, embedder, source_label: str,
     writes.write_meta(conn, meta.items())
     conn.execute("COMMIT")
     report.timings["optimize"] = time.perf_counter() - t0
+    _mark(report, "optimize")
     t0 = time.perf_counter()
-    writes.vacuum(conn)
+    writes.vacuum(conn, into=str(final))
     report.timings["vacuum"] = time.perf_counter() - t0
+    _mark(report, "vacuum")

@@ -9,6 +9,7 @@ collection unless replacing it was asked for (``--force``).
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -68,8 +69,10 @@ def remove_stale_temps(out: Path, what: str) -> list[Path]:
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
-            for extra in ("", "-journal", "-wal", "-shm"):
+            for extra in ("", "-journal", "-wal", "-shm", "-vacuum"):
                 Path(f"{stale}{extra}").unlink(missing_ok=True)
+            for part in out.parent.glob(f"{glob.escape(name)}-fts-*"):  # a parallel build's
+                part.unlink(missing_ok=True)
             removed.append(stale)
         except (PermissionError, OSError):
             pass  # alive (or not ours to judge): leave it

@@ -44,6 +44,7 @@ from .errors import BuildError, CollectionError, DocumentError, EnvironmentProbl
 from .store import passages as ps
 from .store import writes
 from .store.content import ContentHash
+from .store.packing import load_dictionary
 
 WRITE_BUDGET = 3600.0  # seconds one statement of an update may run
 WRITER_BUSY_MS = 120_000  # how long the writer waits for readers to let it commit
@@ -109,7 +110,7 @@ def _open(path: Path) -> tuple[apsw.Connection, store.Meta]:
 
 
 # --------------------------------------------------------------------------- documents
-def _prepare_all(docs: list[Document], embed_model: str | None, dim: int
+def _prepare_all(docs: list[Document], embed_model: str | None, dim: int, dict_id: int = 0
                  ) -> list[_Prepared]:
     from .build import raw_tuple
 
@@ -117,7 +118,7 @@ def _prepare_all(docs: list[Document], embed_model: str | None, dim: int
     out: list[_Prepared] = []
     for i in range(0, len(raws), BATCH):
         batch = raws[i:i + BATCH]
-        prepared, _postings = prepare(batch)
+        prepared, _postings = prepare(batch, dict_id)  # packed as the build packed
         for raw, p in zip(batch, prepared, strict=True):
             _title, _n, psecs, ib, au = p[0], p[1], p[2], p[3], p[4]
             _shape, words = ps.passage_words(p[0], [(h, b) for _p, b, h in psecs], ib, au)
@@ -232,7 +233,7 @@ def add_documents(path: str | os.PathLike[str], documents: Iterable[Document | D
             raise BuildError("no documents to add" + (
                 f" ({report.skipped_count} skipped as bad)" if report.skipped_count else ""))
         ready = _prepare_all(good, meta.embed_model if meta.embed_dim else None,
-                             meta.embed_dim)
+                             meta.embed_dim, load_dictionary(conn))
         hasher = ContentHash(meta.content_state)
         with _transaction(conn):
             n = writes.document_totals(conn)[0]

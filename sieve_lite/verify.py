@@ -118,6 +118,7 @@ def _integrity(conn: apsw.Connection) -> Check:
 def _content(conn: apsw.Connection, meta: store.Meta, p: Path) -> Check:
     try:
         sections = store.reads.section_count(conn)
+        store.set_unpack_limit(conn, meta.max_section_bytes)  # and the text dictionary
         if sections != meta.sections:
             return Check("content", False, f"{sections} sections, but the metadata says "
                          f"{meta.sections}")

@@ -72,6 +72,9 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
                f"sections, {report.skipped_count:,} skipped, "
                f"{'with' if report.embedded else 'without'} embeddings, "
                f"{report.seconds:.1f}s", err=True)
+    if report.reused_vectors:
+        click.echo(f"resumed: {report.reused_vectors:,} vectors from an interrupted build "
+                   "were reused", err=True)
     if report.skipped_count > report.documents:
         click.echo(f"hint: most records were skipped; were the sources read in the right "
                    f"format? They were read as --format {fmt} (choose from "

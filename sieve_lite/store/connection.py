@@ -169,10 +169,15 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = True, create: bool
     return conn
 
 
-def set_unpack_limit(conn: apsw.Connection, limit: int) -> None:
+def set_unpack_limit(conn: apsw.Connection, limit: int) -> int:
     """Re-register SQL ``unpack(x)`` to refuse texts longer than ``limit`` bytes (the longest
-    section the collection was built with)."""
+    section the collection was built with), and register the collection's section text
+    dictionary in this process (``packing.load_dictionary``); returns its id (0: none)."""
+    from .packing import load_dictionary
+
+    dict_id = load_dictionary(conn)
     conn.create_scalar_function("unpack", lambda v: unpack(v, limit), 1, deterministic=True)
+    return dict_id
 
 
 def _close(conn: apsw.Connection | None) -> None:

@@ -22,6 +22,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 import numpy as np
@@ -200,41 +201,143 @@ def batch_postings(docs: Iterable[list[list[str]]]) -> BatchPostings:
                          counts.astype(np.int32), p)
 
 
-class PostingsWriter:
-    """Collects batches in passage order and writes ``passage_postings`` at the end of a build.
+RUN_PAIRS = 4 << 20  # (term, passage) pairs a writer holds before it spills a sorted run
+MERGE_PAIRS = 1 << 20  # pairs merged and written at a time (a list is never split)
 
-    Memory: ~12 bytes per (term, passage) pair until ``write``.
+
+class PostingsWriter:
+    """Collects batches in passage order and writes ``passage_postings`` at the end of a build,
+    in bounded memory: pairs are held until ``run_pairs`` of them, then sorted by (word,
+    passage) and spilled as one *run* to an anonymous temporary file (unlinked at once, so a
+    killed build leaves nothing). ``write`` merges the runs one range of words at a time.
+    Batches arrive in passage order, so every passage of run i comes before run i + 1's: a
+    word's list is its slices of the runs concatenated in run order (no heap, no re-sort).
+
+    Memory: the vocabulary (word -> number: linear in the distinct words, not in the
+    documents), ~16 bytes per pair of the run being filled, and one merge range.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spill_dir: str | None = None, run_pairs: int = RUN_PAIRS) -> None:
         self.vocab: dict[str, int] = {}
+        self.terms: list[str] = []
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.pending = 0
         self.next_passage = 0
+        self.run_pairs = run_pairs
+        self.spill_dir = spill_dir
+        self._file: Any = None
+        self._end = 0
+        # per run: (its word numbers in word order, pairs per word, offsets of q and tf)
+        self.runs: list[tuple[np.ndarray, np.ndarray, int, int]] = []
 
     def add(self, batch: BatchPostings) -> int:
         """Add a batch; returns the global number of its first passage."""
         first = self.next_passage
         if len(batch.tid):
-            gid = np.fromiter((self.vocab.setdefault(t, len(self.vocab)) for t in batch.terms),
-                              dtype=np.int32, count=len(batch.terms))
-            self.parts.append((gid[batch.tid], batch.lp.astype(np.int64) + first, batch.tf))
+            vocab, terms = self.vocab, self.terms
+            gid = np.empty(len(batch.terms), dtype=np.int32)
+            for i, t in enumerate(batch.terms):
+                g = vocab.get(t)
+                if g is None:
+                    g = vocab[t] = len(terms)
+                    terms.append(t)
+                gid[i] = g
+            self.parts.append((gid[batch.tid], batch.lp.astype(np.int64) + first,
+                               batch.tf.astype(np.int32)))
+            self.pending += len(batch.tid)
+            if self.pending >= self.run_pairs:
+                self._spill()
         self.next_passage += batch.passages
         return first
 
-    def write(self, conn: apsw.Connection) -> None:
+    def _spill(self) -> None:
+        """Sort the pairs held by (word, passage) and append them to the run file."""
         if not self.parts:
             return
+        import tempfile
+
         gid = np.concatenate([p[0] for p in self.parts])
         q = np.concatenate([p[1] for p in self.parts])
         tf = np.concatenate([p[2] for p in self.parts])
-        self.parts = []
-        order = np.argsort(gid, kind="stable")  # passage order kept within a term
-        gid, q, tf = gid[order], q[order], tf[order]
-        blobs = encode_all(gid, q, tf.astype(np.int64), len(self.vocab))
-        dfs = np.diff(np.searchsorted(gid, np.arange(len(self.vocab) + 1)))
-        terms = sorted(self.vocab.items())  # insert in key order: append-only b-tree pages
-        conn.executemany("INSERT INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
-                         ((t, int(dfs[g]), blobs[g]) for t, g in terms))
+        self.parts, self.pending = [], 0
+        per_gid = np.bincount(gid, minlength=len(self.terms))
+        present = np.flatnonzero(per_gid)
+        words = [self.terms[g] for g in present.tolist()]
+        ug = present[sorted(range(len(words)), key=words.__getitem__)].astype(np.int32)
+        del words
+        rank = np.zeros(len(self.terms), dtype=np.int32)
+        rank[ug] = np.arange(len(ug), dtype=np.int32)
+        order = np.argsort(rank[gid], kind="stable")  # passage order kept within a word
+        del gid, rank
+        q, tf = q[order], tf[order]
+        del order
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix=".sieve-postings-", dir=self.spill_dir)
+        f = self._file
+        f.seek(self._end)
+        f.write(q.data)
+        f.write(tf.data)
+        self.runs.append((ug, per_gid[ug], self._end, self._end + q.nbytes))
+        self._end += q.nbytes + tf.nbytes
+
+    def _read(self, at: int, dtype: type, lo: int, hi: int) -> np.ndarray:
+        size = np.dtype(dtype).itemsize
+        self._file.seek(at + lo * size)
+        return np.fromfile(self._file, dtype=dtype, count=hi - lo)
+
+    def write(self, conn: apsw.Connection, chunk: int = MERGE_PAIRS) -> None:
+        """Merge the runs and insert every word's postings, in word order (append-only
+        b-tree pages)."""
+        self._spill()
+        try:
+            if not self.runs:
+                return
+            n = len(self.terms)
+            by_word = sorted(range(n), key=self.terms.__getitem__)
+            words = [self.terms[g] for g in by_word]
+            self.vocab, self.terms = {}, []
+            rank = np.empty(n, dtype=np.int64)
+            rank[np.asarray(by_word, dtype=np.int64)] = np.arange(n)
+            del by_word
+            # per run: global rank of each of its words (ascending) and where its pairs start
+            runs = [(rank[ug], np.concatenate(([0], np.cumsum(cnt))), q_at, tf_at)
+                    for ug, cnt, q_at, tf_at in self.runs]
+            del rank
+            # Word ranges of about ``chunk`` pairs each (a word's list is never split).
+            pairs = np.zeros(n, dtype=np.int64)
+            for (ranks, _, _, _), (_, cnt, _, _) in zip(runs, self.runs, strict=True):
+                pairs[ranks] += cnt
+            cuts = np.searchsorted(np.cumsum(pairs), np.arange(chunk, int(pairs.sum()), chunk))
+            bounds = sorted({0, n, *(int(c) + 1 for c in cuts if c + 1 < n)})
+            del pairs, cuts
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+                keys, qs, tfs = [], [], []
+                for ranks, cum, q_at, tf_at in runs:
+                    lo, hi = np.searchsorted(ranks, [a, b])
+                    if lo == hi:
+                        continue
+                    e0, e1 = int(cum[lo]), int(cum[hi])
+                    keys.append(np.repeat(ranks[lo:hi] - a, np.diff(cum[lo:hi + 1])))
+                    qs.append(self._read(q_at, np.int64, e0, e1))
+                    tfs.append(self._read(tf_at, np.int32, e0, e1))
+                key = np.concatenate(keys)
+                order = np.argsort(key, kind="stable")  # runs in passage order: kept
+                key, q = key[order], np.concatenate(qs)[order]
+                tf = np.concatenate(tfs)[order].astype(np.int64)
+                blobs = encode_all(key, q, tf, b - a)
+                dfs = np.diff(np.searchsorted(key, np.arange(b - a + 1))).tolist()
+                conn.executemany(
+                    "INSERT INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
+                    zip(words[a:b], dfs, blobs, strict=True))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Drop the runs (and their file)."""
+        self.runs, self.parts = [], []
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def write_passages(conn: apsw.Connection,
