@@ -58,6 +58,15 @@ def shadows(db: Path) -> dict[str, list[tuple]]:
 
 
 def test_parallel_index_is_the_single_writers(tmp_path: Path) -> None:
+    if "torch" in sys.modules:
+        # An earlier test loaded torch, after which this process never forks workers (see
+        # build._can_fork): run this test in a fresh interpreter, so the parallel build runs.
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                              f"{__file__}::test_parallel_index_is_the_single_writers",
+                              "--basetemp", str(tmp_path / "child")],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        return
     src = corpus(tmp_path / "c.jsonl", 600)
     one, par = tmp_path / "one.db", tmp_path / "par.db"
     r1 = build_collection(iter_documents([src]), one, embed=False, fts_workers=False)
