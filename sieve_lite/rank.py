@@ -144,7 +144,19 @@ def _stats(coll: Any) -> _Stats:
 
 def passages(coll: Any) -> PassageIndex:
     """The collection's passage arrays, read on first use and kept while it is open."""
-    return _per_open(_PASSAGES, coll, PassageIndex)
+    px = _per_open(_PASSAGES, coll, PassageIndex)
+    gs = getattr(coll, "global_stats", None)
+    if gs is not None and getattr(px, "global_stats", None) is not gs:
+        # A shard of a sharded collection: the whole collection's N and avgdl (shards/stats.py)
+        px.n, px.avgdl, px.norm = gs.passages, gs.avgdl, None
+        px.global_stats = gs  # type: ignore[attr-defined]
+    return px
+
+
+def _df(coll: Any, t: ScoringTerm, local: int) -> int:
+    """A term's passage df: its postings' length, or the whole collection's for a shard."""
+    gs = getattr(coll, "global_stats", None)
+    return local if gs is None else gs.passage_df(t.word, t.prefix)
 
 
 def _sort(stats: _Stats, rowids: np.ndarray, scores: np.ndarray,
@@ -293,7 +305,7 @@ def _term_parts(coll: Any, px: PassageIndex, terms: Sequence[ScoringTerm]
     for t in terms:
         ids, tfs = postings(coll, t.word, t.prefix)
         if len(ids):
-            parts.append((t, len(ids), ids, tfs))
+            parts.append((t, _df(coll, t, len(ids)), ids, tfs))
     return parts, sum(len(p[2]) for p in parts)
 
 
@@ -462,7 +474,8 @@ def best_passages(coll: Any, terms: Sequence[ScoringTerm],
         if not len(at):
             continue
         q = ids[at]
-        acc[offset[which] + (q - first[which])] += _term_scores(px, t, len(ids), q, tfs[at])
+        acc[offset[which] + (q - first[which])] += _term_scores(px, t, _df(coll, t, len(ids)),
+                                                               q, tfs[at])
     out: list[tuple[str, int] | None] = []
     for i, doc in enumerate(d.tolist()):
         seg = acc[int(offset[i]):int(offset[i] + count[i])]
@@ -549,8 +562,10 @@ def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
     scores = np.zeros(len(stats.n_words), dtype=np.float64)
     if not terms:
         return scores
-    n_docs = coll.documents
-    avgdl = coll.avg_words if coll.avg_words > 0 else 1.0
+    gs = getattr(coll, "global_stats", None)  # a shard: the whole collection's statistics
+    n_docs = coll.documents if gs is None else gs.documents
+    avg_words = coll.avg_words if gs is None else gs.avg_words
+    avgdl = avg_words if avg_words > 0 else 1.0
     norm = K1 * (1.0 - B + B * stats.n_words / avgdl)
     for st in terms:
         packed = sql.document_tf(coll.conn, st.match)
@@ -558,7 +573,7 @@ def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
             continue
         tf = np.bincount(packed >> sql.TF_BITS, weights=packed & sql.TF_MASK,
                          minlength=len(scores))
-        df = np.count_nonzero(tf)
+        df = np.count_nonzero(tf) if gs is None else gs.document_df(st.word, st.prefix)
         idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         scores += st.weight * idf * tf / (tf + norm)
     return scores
