@@ -21,6 +21,7 @@ import shutil
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,26 @@ class ShardedBuildReport:
     per_shard: list[int] = field(default_factory=list)
 
 
+class _Precomputed:
+    """A shard's embedder: the vectors its main process made, in the order the shard's build
+    asks for them (the documents it admits, in the order they arrive)."""
+
+    def __init__(self, model_id: str, dim: int) -> None:
+        self.model_id, self.dim = model_id, dim
+        self.queue: deque[tuple[str, Any]] = deque()
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
+        import numpy as np
+
+        out = []
+        for t in texts:
+            want, vec = self.queue.popleft()
+            if want != t:  # the shard admitted other documents than the main process did
+                raise BuildError("a shard's vectors are out of step with its documents")
+            out.append(vec)
+        return np.stack(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+
 def _worker(i: int, path: str, inbox: Any, outbox: Any, opts: dict[str, Any]) -> None:
     """One shard's build, in its own process: documents arrive in chunks, None ends them."""
     parent = os.getppid()
@@ -69,17 +90,23 @@ def _worker(i: int, path: str, inbox: Any, outbox: Any, opts: dict[str, Any]) ->
     threading.Thread(target=watch, daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides
 
+    vectors = opts.pop("vectors", None)
+    ready = _Precomputed(*vectors) if vectors else None
+
     def docs() -> Iterable[Any]:
         while True:
             chunk = inbox.get()
             if chunk is None:
                 return
-            yield from chunk
+            for doc, text, vec in chunk:
+                if ready is not None and vec is not None:
+                    ready.queue.append((text, vec))
+                yield doc
 
     try:
         from ..build import build_collection
 
-        rep = build_collection(docs(), path, workers=0, quiet=True, **opts)
+        rep = build_collection(docs(), path, workers=0, quiet=True, embedder=ready, **opts)
         outbox.put(("ok", i, rep.documents, rep.sections, rep.skipped, rep.skipped_count,
                     rep.embedded))
     except SieveError as e:
@@ -158,7 +185,8 @@ def sharded_build(
 ) -> ShardedBuildReport:
     """Build ``documents`` into the folder ``out`` as ``shards`` shard files built in parallel
     processes, split by document id, plus ``manifest.json`` (see the module docstring)."""
-    from ..build import EARLY_STOP, record_skip
+    from ..build import EARLY_STOP, EMBED_BATCH, admit, raw_tuple, record_skip
+    from ..embed import document_text
 
     if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= MAX_SHARDS:
         raise BuildError(f"--shards must be a whole number from 1 to {MAX_SHARDS}")
@@ -174,8 +202,17 @@ def sharded_build(
     outbox = ctx.Queue()
     inboxes = [ctx.Queue(maxsize=QUEUE_CHUNKS) for _ in range(shards)]
     name = (manifest or {}).get("name") or out_path.name
-    opts = {"embed": embed, "embed_model": embed_model, "strict": strict,
-            "source_label": source_label, "manifest": {**(manifest or {}), "name": name}}
+    embedder = None
+    if embed:
+        # The vectors are made here, in the batches a one-file build of the same source makes
+        # (the 64 documents it admits at a time): a document's vector depends on the batch it
+        # is padded with, in its last bits, and the shards must hold the one-file vectors.
+        from ..embed import get_embedder
+
+        embedder = get_embedder(embed_model)
+    opts = {"embed": False, "strict": strict, "source_label": source_label,
+            "manifest": {**(manifest or {}), "name": name},
+            "vectors": (embedder.model_id, embedder.dim) if embedder else None}
     procs = [ctx.Process(target=_worker, args=(i, str(tmp / shard_name(i)), inboxes[i], outbox,
                                                opts), daemon=True) for i in range(shards)]
     old_term = signal.getsignal(signal.SIGTERM)
@@ -216,6 +253,22 @@ def sharded_build(
         pending: list[list[Any]] = [[] for _ in range(shards)]
         good = 0
         sent = [0] * shards
+        held: list[tuple[int, Any, str | None]] = []  # waiting for their batch's vectors
+        admitted = 0
+        seen: dict[str, str] = {}
+        biggest = 0
+
+        def flush() -> None:
+            nonlocal admitted
+            texts = [t for _, _, t in held if t is not None]
+            vecs = iter(embedder.encode(texts) if texts else [])
+            for i, doc, text in held:
+                pending[i].append((doc, text, next(vecs) if text is not None else None))
+                if len(pending[i]) >= CHUNK:
+                    send(i, pending[i])
+                    pending[i] = []
+            held.clear()
+            admitted = 0
         for doc in documents:
             if isinstance(doc, DocumentError):
                 if strict:
@@ -232,10 +285,24 @@ def sharded_build(
             good += 1
             i = shard_of(doc.id, shards)
             sent[i] += 1
-            pending[i].append(doc)
-            if len(pending[i]) >= CHUNK:
-                send(i, pending[i])
-                pending[i] = []
+            if embedder is None:
+                pending[i].append((doc, None, None))
+                if len(pending[i]) >= CHUNK:
+                    send(i, pending[i])
+                    pending[i] = []
+                continue
+            # what the one-file build admits and embeds (its rules, in its order)
+            bad, size = admit(doc, seen, biggest)
+            text = None
+            if bad is None:
+                biggest = max(biggest, size)
+                text = document_text(doc.title, [t for _, t in raw_tuple(0, doc)[3]])
+                admitted += 1
+            held.append((i, doc, text))
+            if admitted >= EMBED_BATCH:
+                flush()
+        if held:
+            flush()
         empty = [i for i in range(shards) if not sent[i]]
         if empty and good:
             raise BuildError(f"{len(empty)} of {shards} shards would get no document "
@@ -259,15 +326,18 @@ def sharded_build(
         files = [tmp / shard_name(i) for i in range(shards)]
         totals, df = global_totals(files)
         from ..collection import Collection
+        from .collection import union_fields
 
-        entries = []
+        entries, metas = [], []
         for f in files:
             with Collection(f) as c:
                 m = c.meta
+            metas.append(m)
             entries.append(ShardEntry(f.name, sha256_file(f), f.stat().st_size, m.documents,
                                       m.content_hash))
+        fields, text_fields = union_fields(metas)
         man = Manifest(entries, m.schema_version, m.tokenizer, m.embed_model, m.embed_dim,
-                       totals, df, name=name, source=source_label,
+                       totals, df, fields, text_fields, name=name, source=source_label,
                        build_time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         man.write(tmp)
         if out_path.exists():  # --force: the old folder goes only once the new one is whole
@@ -292,6 +362,7 @@ def sharded_build(
         for q in (*inboxes, outbox):
             q.cancel_join_thread()
             q.close()
+
     report.seconds = time.perf_counter() - started
     assert (out_path / MANIFEST).is_file()
     return report

@@ -74,6 +74,9 @@ class Coordinator:
     def _setup(self, metas: Sequence[Any]) -> None:
         """The whole collection's fields and metadata, from every shard's ``store.Meta``."""
         self.fields, self.text_fields = union_fields(metas)
+        if (self.fields, self.text_fields) != (self.manifest.fields, self.manifest.text_fields):
+            raise DamagedCollection(f"{self.path}: the shards' fields are not the manifest's "
+                                    "(a shard of another collection); rebuild")
         t = self.manifest.totals
         self.meta = replace(metas[0], documents=t.documents,
                             sections=sum(m.sections for m in metas), avg_words=t.avg_words,
@@ -348,8 +351,6 @@ class ShardedCollection(Coordinator):
                 self.workers.append(ShardWorker(self.path, i, m, checksum=sums[i],
                                                 local_stats=local_stats))
             self._setup([w.coll.meta for w in self.workers])
-            for w in self.workers:
-                w.set_fields(self.fields, self.text_fields)
         except BaseException:
             self.close()
             raise

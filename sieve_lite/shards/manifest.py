@@ -98,6 +98,8 @@ class Manifest:
     embed_dim: int
     totals: GlobalTotals
     df: dict[str, int] = field(default_factory=dict)
+    fields: tuple[str, ...] = ()  # the whole collection's (a field any shard holds)
+    text_fields: tuple[str, ...] = ()
     rule: str = RULE
     name: str = ""
     source: str = ""
@@ -107,7 +109,8 @@ class Manifest:
         return {"format": FORMAT, "rule": self.rule, "name": self.name, "source": self.source,
                 "build_time": self.build_time, "schema_version": self.schema_version,
                 "tokenizer": self.tokenizer, "embed_model": self.embed_model,
-                "embed_dim": self.embed_dim,
+                "embed_dim": self.embed_dim, "fields": list(self.fields),
+                "text_fields": list(self.text_fields),
                 "shards": [vars(s) for s in self.shards],
                 "stats": {**vars(self.totals), "df": self.df}}
 
@@ -169,11 +172,17 @@ def load(folder: str | Path) -> Manifest:
             or not isinstance(raw.get("tokenizer"), str) \
             or not isinstance(raw.get("embed_model"), str):
         raise _bad(path, "schema, tokenizer or model is malformed")
+    from ..bql.ast import ALL_FIELDS_ORDER
+
+    fields, text_fields = raw.get("fields"), raw.get("text_fields")
+    if not isinstance(fields, list) or not isinstance(text_fields, list) or \
+            not set(text_fields) <= set(fields) <= set(ALL_FIELDS_ORDER):
+        raise _bad(path, "the field list is malformed")
     return Manifest(entries, raw["schema_version"], raw["tokenizer"], raw["embed_model"],
                     raw["embed_dim"],
                     GlobalTotals(st["documents"], float(words), st["passages"], float(pwords)),
-                    df, RULE, str(raw.get("name") or ""), str(raw.get("source") or ""),
-                    str(raw.get("build_time") or ""))
+                    df, tuple(fields), tuple(text_fields), RULE, str(raw.get("name") or ""),
+                    str(raw.get("source") or ""), str(raw.get("build_time") or ""))
 
 
 def check_shard(folder: Path, man: Manifest, i: int, meta: Any, checksum: str | None) -> None:

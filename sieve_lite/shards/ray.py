@@ -70,12 +70,10 @@ class RayShardedCollection(Coordinator):
             remote = ray.remote(ShardWorker).options(
                 max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES,
                 scheduling_strategy="SPREAD", num_cpus=0)
-            self.actors = [remote.remote(str(self.path), i, m, None, local_stats)
+            self.actors = [remote.remote(str(self.path), i, None, None, local_stats)
                            for i in range(len(m.shards))]
             metas = self._get([a.meta.remote() for a in self.actors])
             self._setup(metas)
-            self._get([a.set_fields.remote(self.fields, self.text_fields)
-                       for a in self.actors])
         except BaseException:
             self.close()
             raise

@@ -22,7 +22,7 @@ from ..collection import Collection
 from ..search import clause_counts, select
 from ..store import ranking as sql
 from ..store import reads
-from .manifest import Manifest, check_shard, sha256_file
+from .manifest import Manifest, check_shard, load, sha256_file
 from .stats import GlobalStats
 
 Entry = tuple[float, str]  # (score, document id)
@@ -34,10 +34,12 @@ class ShardWorker:
     against the manifest (checksum, schema, tokenizer, model, counts). ``local_stats``: score
     with the shard's own statistics (the tests' negative control; never for real use)."""
 
-    def __init__(self, folder: str | Path, index: int, manifest: Manifest,
+    def __init__(self, folder: str | Path, index: int, manifest: Manifest | None = None,
                  checksum: str | None = None, local_stats: bool = False) -> None:
         self.folder = Path(folder)
         self.index = index
+        if manifest is None:  # (a Ray actor reads it on its own node)
+            manifest = load(self.folder)
         path = self.folder / manifest.shards[index].file
         if checksum is None:
             checksum = sha256_file(path)
@@ -47,6 +49,10 @@ class ShardWorker:
         except BaseException:
             self.coll.close()
             raise
+        # The whole collection's fields: a query naming a field only other shards hold must
+        # parse and compile here too (the tables exist in every shard, possibly empty), and
+        # the cards attribute fields as the one-file build does.
+        self.coll.fields, self.coll.text_fields = manifest.fields, manifest.text_fields
         if not local_stats:
             self.coll.global_stats = GlobalStats(manifest.totals, manifest.df)  # type: ignore
         self._runs: OrderedDict[Any, tuple] = OrderedDict()
@@ -54,11 +60,11 @@ class ShardWorker:
     def meta(self) -> Any:
         return self.coll.meta
 
-    def set_fields(self, fields: tuple[str, ...], text_fields: tuple[str, ...]) -> None:
-        """The whole collection's fields: a query naming a field only other shards hold must
-        parse and compile here too (the tables exist in every shard, possibly empty), and the
-        cards attribute fields as the one-file build does."""
-        self.coll.fields, self.coll.text_fields = tuple(fields), tuple(text_fields)
+    def ray_node(self) -> str:
+        """The Ray node this actor runs on (called only on Ray, so ray is importable)."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def ready(self) -> int:
         """The shard's document count (a Ray actor answers once it is open)."""
