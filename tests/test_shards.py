@@ -375,3 +375,18 @@ def test_hotpot_embedded_parity(hotpot_vec_pair) -> None:
         for ranker in ("hybrid", "dense"):
             for k in (1, 10):
                 assert_same(one, sh, q, k=k, ranker=ranker)
+
+
+def test_search_without_ray_never_imports_ray(examples_pair) -> None:
+    """Ray is an optional extra: opening and searching a sharded collection without --ray
+    must not import it (nor fail where it is not installed)."""
+    _, _, folder = examples_pair
+    code = ("import sys, sieve_lite\n"
+            f"c = sieve_lite.open({str(folder)!r})\n"
+            "c.search('python OR pep*', k=3, ranker='bm25'); c.fetch(c._session.results[0].id)\n"
+            "from sieve_lite.cli import main\n"
+            "assert 'ray' not in sys.modules, 'ray was imported'\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr

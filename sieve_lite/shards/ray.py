@@ -4,7 +4,7 @@
 in-process ``ShardedCollection`` (so the same results, bit for bit), whose shards are Ray
 actors, each a ``worker.ShardWorker`` holding its shard file open read-only:
 
-* placed with the ``SPREAD`` strategy (one per node while there are nodes to spare);
+* placed round-robin over the cluster's live nodes (shard i on node i mod nodes);
 * restarted when their process or node dies (``max_restarts``), and a call in flight is
   retried on the new actor (``max_task_retries``): every call is a read, so a retry is safe;
 * each actor checks its own shard's SHA-256 and metadata against the manifest when it starts,
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import EnvironmentProblem
+from ..errors import EnvironmentProblem, SieveError
 from .collection import Coordinator
 from .manifest import load
 
@@ -55,23 +55,51 @@ def connect(address: str | None) -> tuple[Any, bool]:
     return ray, False
 
 
+def _actor_class() -> Any:
+    from ..errors import SieveError
+    from .worker import ShardWorker
+
+    class RayShard(ShardWorker):
+        """A ``ShardWorker`` whose refusal (a tampered or mixed shard) is kept and raised by
+        its first call (``meta``): Ray does not hand a failed constructor's exception to the
+        caller, and restarting a refused shard would only refuse it again."""
+
+        def __init__(self, *args: Any) -> None:
+            self.refused: SieveError | None = None
+            try:
+                super().__init__(*args)
+            except SieveError as e:
+                self.refused = e
+
+        def meta(self) -> Any:
+            if self.refused is not None:
+                raise self.refused
+            return super().meta()
+
+    return RayShard
+
+
 class RayShardedCollection(Coordinator):
     """A sharded collection served by Ray actors (see the module docstring)."""
 
     def __init__(self, path: str | Path, address: str | None = "local",
                  local_stats: bool = False) -> None:
-        from .worker import ShardWorker
-
         self.path = Path(path).resolve()
         self.manifest = m = load(self.path)
         self._ray, self._owns = connect(address)
         ray = self._ray
         try:
-            remote = ray.remote(ShardWorker).options(
-                max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES,
-                scheduling_strategy="SPREAD", num_cpus=0)
-            self.actors = [remote.remote(str(self.path), i, None, None, local_stats)
-                           for i in range(len(m.shards))]
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            # Round-robin over the live nodes (Ray's SPREAD leaves zero-CPU actors together);
+            # soft: a restarted actor whose node is gone goes to another one.
+            nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+            remote = ray.remote(_actor_class())
+            self.actors = [remote.options(
+                max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES, num_cpus=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)],
+                                                                   soft=True)
+            ).remote(str(self.path), i, None, None, local_stats) for i in range(len(m.shards))]
             metas = self._get([a.meta.remote() for a in self.actors])
             self._setup(metas)
         except BaseException:
@@ -85,15 +113,12 @@ class RayShardedCollection(Coordinator):
         try:
             return ray.get(refs)
         except ray.exceptions.RayTaskError as e:
-            cause = e.as_instanceof_cause()
             inner = getattr(e, "cause", None)
-            raise (inner if isinstance(inner, Exception) else cause) from None
-        except ray.exceptions.ActorDiedError as e:
-            inner = getattr(e, "cause", None) or getattr(e, "_cause", None)
-            if isinstance(inner, ray.exceptions.RayTaskError):
-                got = getattr(inner, "cause", None)
-                if isinstance(got, Exception):
-                    raise got from None
+            if isinstance(inner, SieveError):
+                raise inner from None
+            raise EnvironmentProblem(f"a shard's Ray actor failed: "
+                                     f"{str(e).strip().splitlines()[-1]}") from None
+        except ray.exceptions.RayActorError as e:
             raise EnvironmentProblem(f"a shard's Ray actor died: {str(e).splitlines()[0]}") \
                 from None
 
