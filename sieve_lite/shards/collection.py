@@ -149,6 +149,23 @@ class Coordinator:
                 "shard_files": [{"file": e.file, "sha256": e.sha256, "documents": e.documents,
                                  "content_hash": e.content_hash} for e in m.shards]}
 
+    @property
+    def conn(self) -> Any:
+        """Shard 0's read-only connection: a sample of the collection (the hash rule spreads
+        documents evenly) for what reads SQL directly rather than through this interface,
+        the agent's manual (example queries it then checks with ``search``) and its word
+        rarity. Search, fetch and scoring never use it."""
+        return self._sample().conn
+
+    def _sample(self) -> Any:  # pragma: no cover - provided by the subclasses
+        raise NotImplementedError
+
+    def passage_scores_of(self, terms: Sequence[Any], doc_id: str) -> list[Any]:
+        """``rank.passage_scores`` of one document, on its shard, with global statistics."""
+        dfs = self._gather_dfs([], terms)
+        return self.call_one(self.shard_for(doc_id), "passage_scores", list(terms), doc_id,
+                             dfs)
+
     # -- fetch ----------------------------------------------------------------------------
     def fetch(self, doc: str | int, section: str | None = None) -> Any:
         """``sieve_lite.fetch.fetch`` over the shards: the id picks the shard; a rank reads
@@ -359,6 +376,9 @@ class ShardedCollection(Coordinator):
         for w in self.workers:
             w.close()
         self.workers = []
+
+    def _sample(self) -> Any:
+        return self.workers[0].coll
 
     def call(self, method: str, *args: Any) -> list[Any]:
         return [getattr(w, method)(*args) for w in self.workers]

@@ -133,7 +133,19 @@ class RayShardedCollection(Coordinator):
         return self._get([getattr(self.actors[n], method).remote(*a)
                           for n, a in zip(shards, args, strict=True)])
 
+    def _sample(self) -> Any:
+        """Shard 0 opened here too (the driver reads DIR's manifest, so it sees DIR)."""
+        if getattr(self, "_local", None) is None:
+            from .worker import ShardWorker
+
+            self._local = ShardWorker(self.path, 0, self.manifest)
+        return self._local.coll
+
     def close(self) -> None:
+        local = getattr(self, "_local", None)
+        if local is not None:
+            local.close()
+            self._local = None
         ray = getattr(self, "_ray", None)
         if ray is None:
             return

@@ -231,6 +231,12 @@ class ShardWorker:
             return build_cards(self.coll, rows, positive_atoms(node), positive_words(node),
                                first_rank, required=required_atoms(node) if admitted else ())
 
+    def passage_scores(self, terms: list[Any], doc_id: str, dfs: dict) -> list[Any]:
+        self._gathered(dfs)
+        with self.coll.snapshot():
+            row = self.coll.doc_rowid(doc_id)
+            return [] if row is None else rk.passage_scores(self.coll, terms, row)
+
     def has(self, doc_id: str) -> bool:
         with self.coll.snapshot():
             return self.coll.doc_rowid(doc_id) is not None
