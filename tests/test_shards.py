@@ -351,9 +351,22 @@ def examples_vec_pair(tmp_path_factory):
 def test_embedded_parity(examples_vec_pair, ranker: str) -> None:
     one, sh, _ = examples_vec_pair
     assert sh.has_vectors
-    for q in QUERIES + _hotpot_queries(20):
-        for k in (1, 5, 20):
-            assert_same(one, sh, q, k=k, ranker=ranker)
+    calls: list[str] = []
+    scatter = sh.call
+
+    def counted(method: str, *args):
+        calls.append(method)
+        return scatter(method, *args)
+
+    sh.call = counted
+    try:
+        for q in QUERIES + _hotpot_queries(20):
+            for k in (1, 5, 20):
+                assert_same(one, sh, q, k=k, ranker=ranker)
+    finally:
+        del sh.call
+    if ranker == "hybrid":  # k=1: a window of 62 of 67 documents; some fall outside one
+        assert "hybrid_counts" in calls
 
 
 @pytest.fixture(scope="module")

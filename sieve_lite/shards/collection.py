@@ -80,7 +80,8 @@ class Coordinator:
         t = self.manifest.totals
         self.meta = replace(metas[0], documents=t.documents,
                             sections=sum(m.sections for m in metas), avg_words=t.avg_words,
-                            content_hash="", max_section_bytes=max(m.max_section_bytes
+                            content_hash=self.manifest.content_hash(),
+                            max_section_bytes=max(m.max_section_bytes
                                                                    for m in metas),
                             **{f"has_{f}": any(getattr(m, f"has_{f}") for m in metas)
                                for f in ("section", "infobox", "author", "date")})
@@ -143,7 +144,7 @@ class Coordinator:
                 "sections": sum(p["sections"] for p in per), "fields": list(self.fields),
                 "avg_words": round(self.avg_words, 1), "name": m.name or first.get("name"),
                 "build_time": m.build_time or first["build_time"],
-                "content_hash": None,  # per shard: see "shard_files"
+                "content_hash": self.meta.content_hash,
                 "size_bytes": sum(p["size_bytes"] for p in per),
                 "shards": self.shards,
                 "shard_files": [{"file": e.file, "sha256": e.sha256, "documents": e.documents,

@@ -105,6 +105,12 @@ class Manifest:
     source: str = ""
     build_time: str = ""
 
+    def content_hash(self) -> str:
+        """The collection's content hash: SHA-256 over the shards' own, in shard order (it
+        names the documents and their split; a one-file build of them has another)."""
+        return hashlib.sha256("\n".join(s.content_hash for s in self.shards).encode()
+                              ).hexdigest()
+
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "rule": self.rule, "name": self.name, "source": self.source,
                 "build_time": self.build_time, "schema_version": self.schema_version,
