@@ -147,8 +147,9 @@ class Coordinator:
                 "content_hash": self.meta.content_hash,
                 "size_bytes": sum(p["size_bytes"] for p in per),
                 "shards": self.shards,
-                "shard_files": [{"file": e.file, "sha256": e.sha256, "documents": e.documents,
-                                 "content_hash": e.content_hash} for e in m.shards]}
+                # one line each: every renderer (rich, compact, tsv, json) shows them as is
+                "shard_files": [f"{e.file}: {e.documents} documents, sha256 {e.sha256}"
+                                for e in m.shards]}
 
     @property
     def conn(self) -> Any:
