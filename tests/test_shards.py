@@ -438,3 +438,33 @@ def test_ask_on_a_sharded_collection(examples_pair) -> None:
     out = json.loads(run.stdout)
     assert out["question"] == "Which proposal introduced generators?"
     assert out["accounting"]["steps"] <= 2
+
+
+def test_sigterm_mid_build_leaves_nothing(tmp_path) -> None:
+    """SIGTERM while the shards are being written (the temporary folder exists): every worker
+    stops and nothing is left, neither the output nor the temporary folder."""
+    import signal
+    import time
+
+    rows = [json.loads(x) for x in (HOTPOT / "corpus.jsonl").open(encoding="utf-8")]
+    src = tmp_path / "big.jsonl"
+    with src.open("w", encoding="utf-8") as f:
+        for rep in range(6):
+            for r in rows:
+                f.write(json.dumps({"id": f"{r['title']} {rep}", "title": r["title"],
+                                    "text": r["text"]}) + "\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "build", str(src), "-o",
+                             str(out), "--shards", "3", "--no-embed", "-q"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".out.building-") for p in tmp_path.iterdir()):
+        assert proc.poll() is None and time.monotonic() < deadline, "the build never started"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl"]
