@@ -46,11 +46,19 @@ def built(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cluster():
     """A local Ray cluster of two nodes (two raylets on this machine)."""
+    import time
+
     from ray.cluster_utils import Cluster
 
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     c.add_node(num_cpus=1)
     c.wait_for_nodes()
+    ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
+    deadline = time.monotonic() + 120  # both raylets registered with their resources
+    while ray.cluster_resources().get("CPU", 0) < 2 or \
+            sum(1 for n in ray.nodes() if n.get("Alive")) < 2:
+        assert time.monotonic() < deadline, "the second node never joined"
+        time.sleep(0.2)
     yield c
     if ray.is_initialized():
         ray.shutdown()

@@ -5,8 +5,10 @@ in-process ``ShardedCollection`` (so the same results, bit for bit), whose shard
 actors, each a ``worker.ShardWorker`` holding its shard file open read-only:
 
 * placed round-robin over the cluster's live nodes (shard i on node i mod nodes);
-* restarted when their process or node dies (``max_restarts``), and a call in flight is
-  retried on the new actor (``max_task_retries``): every call is a read, so a retry is safe;
+* restarted when their process dies (``max_restarts``), and a call in flight is retried on
+  the new actor (``max_task_retries``): every call is a read, so a retry is safe. The
+  placement is strict (a shard stays on its node): when a node is lost for good, its shards'
+  calls fail with one line, and the collection is reopened (on the nodes left);
 * each actor checks its own shard's SHA-256 and metadata against the manifest when it starts,
   on its own node, in parallel.
 
@@ -48,11 +50,15 @@ def connect(address: str | None) -> tuple[Any, bool]:
         return ray, False
     kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                           "configure_logging": False}
-    if address in (None, "", "local"):
-        ray.init(address="local", **kw)
-        return ray, True
-    ray.init(address=address, **kw)
-    return ray, False
+    local = address in (None, "", "local")
+    try:
+        ray.init(address="local" if local else address, **kw)
+    except Exception as e:  # noqa: BLE001 - no cluster there, a bad address: one line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise EnvironmentProblem(f"cannot {'start a local Ray cluster' if local else ''}"
+                                 f"{'' if local else f'reach the Ray cluster at {address}'}: "
+                                 f"{first}") from None
+    return ray, local
 
 
 def _actor_class() -> Any:
@@ -91,14 +97,14 @@ class RayShardedCollection(Coordinator):
         try:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-            # Round-robin over the live nodes (Ray's SPREAD leaves zero-CPU actors together);
-            # soft: a restarted actor whose node is gone goes to another one.
+            # Round-robin over the live nodes, strictly: Ray's SPREAD, and a soft affinity on a
+            # busy cluster, left the actors together on one node in the tests.
             nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
             remote = ray.remote(_actor_class())
             self.actors = [remote.options(
                 max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES, num_cpus=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[i % len(nodes)],
-                                                                   soft=True)
+                                                                   soft=False)
             ).remote(str(self.path), i, None, None, local_stats) for i in range(len(m.shards))]
             metas = self._get([a.meta.remote() for a in self.actors])
             self._setup(metas)
