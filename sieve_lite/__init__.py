@@ -15,7 +15,14 @@ from .errors import (  # noqa: E402
 
 
 def open(path):  # noqa: A001 - the public API is sieve_lite.open(path), like sqlite3.connect
-    """Open a collection file read-only; returns a ``sieve_lite.collection.Collection``."""
+    """Open a collection file read-only; returns a ``sieve_lite.collection.Collection``, or a
+    ``sieve_lite.shards.ShardedCollection`` (same interface) for a folder of shards."""
+    from .shards.manifest import is_sharded
+
+    if is_sharded(path):
+        from .shards.collection import ShardedCollection
+
+        return ShardedCollection(path)
     from .collection import Collection
 
     return Collection(path)

@@ -78,6 +78,7 @@ BATCH_DOCS = 256          # documents per prepared batch
 BATCH_CHARS = 1 << 20     # ... or this many characters of text, whichever comes first
 POOL_AFTER_CHARS = 256 << 10  # start worker processes once this much text has been seen
 DEFAULT_WORKERS = 2
+EMBED_BATCH = 64  # documents embedded per call (a sharded build makes the same batches)
 # How the indexed text was made (meta 'tokenizer'): in-place updates recompute indexed values
 # (FTS5 deletes need them exactly), so they refuse a collection built with another rule.
 TOKENIZER = ("sieve-words-v1 (NFKD, drop combining marks, casefold, runs of letters and digits, "
@@ -164,6 +165,7 @@ def build_collection(
     force: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
     manifest: Mapping[str, str] | None = None,
+    embedder: Any = None,
 ) -> BuildReport:
     """Index ``documents`` into a new collection at ``out`` (atomically replaced).
 
@@ -181,6 +183,8 @@ def build_collection(
     The output must not be one of ``inputs`` nor an existing file that is not a collection;
     an existing collection is replaced only with ``force`` (``outfile.check_output``).
     ``manifest``: name, description, version, license (the name defaults to the file's stem).
+    ``embedder``: a ready ``embed.TextEmbedder`` to use instead of loading ``embed_model``
+    (a sharded build hands each shard the vectors its main process made).
     """
     out_path = Path(out)
     check_output(out_path, force=force, inputs=[Path(i) for i in inputs])
@@ -190,7 +194,8 @@ def build_collection(
         stale.unlink(missing_ok=True)
     started = time.perf_counter()
     report = BuildReport(str(out_path))
-    embedder = None
+    if embedder is not None:
+        embed = False  # (ready: nothing to load)
     if embed:
         from .embed import get_embedder
 
@@ -630,7 +635,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
                 from .embed import document_text
 
                 pending_vec.append((rowid, document_text(doc.title, [t for _, t in sections])))
-                if len(pending_vec) >= 64:
+                if len(pending_vec) >= EMBED_BATCH:
                     flush_vectors()
             if len(batch) >= BATCH_DOCS or batch_chars >= BATCH_CHARS:
                 submit()

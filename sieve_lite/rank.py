@@ -144,7 +144,19 @@ def _stats(coll: Any) -> _Stats:
 
 def passages(coll: Any) -> PassageIndex:
     """The collection's passage arrays, read on first use and kept while it is open."""
-    return _per_open(_PASSAGES, coll, PassageIndex)
+    px = _per_open(_PASSAGES, coll, PassageIndex)
+    gs = getattr(coll, "global_stats", None)
+    if gs is not None and getattr(px, "global_stats", None) is not gs:
+        # A shard of a sharded collection: the whole collection's N and avgdl (shards/stats.py)
+        px.n, px.avgdl, px.norm = gs.passages, gs.avgdl, None
+        px.global_stats = gs  # type: ignore[attr-defined]
+    return px
+
+
+def _df(coll: Any, t: ScoringTerm, local: int) -> int:
+    """A term's passage df: its postings' length, or the whole collection's for a shard."""
+    gs = getattr(coll, "global_stats", None)
+    return local if gs is None else gs.passage_df(t.word, t.prefix)
 
 
 def _sort(stats: _Stats, rowids: np.ndarray, scores: np.ndarray,
@@ -293,7 +305,7 @@ def _term_parts(coll: Any, px: PassageIndex, terms: Sequence[ScoringTerm]
     for t in terms:
         ids, tfs = postings(coll, t.word, t.prefix)
         if len(ids):
-            parts.append((t, len(ids), ids, tfs))
+            parts.append((t, _df(coll, t, len(ids)), ids, tfs))
     return parts, sum(len(p[2]) for p in parts)
 
 
@@ -462,7 +474,8 @@ def best_passages(coll: Any, terms: Sequence[ScoringTerm],
         if not len(at):
             continue
         q = ids[at]
-        acc[offset[which] + (q - first[which])] += _term_scores(px, t, len(ids), q, tfs[at])
+        acc[offset[which] + (q - first[which])] += _term_scores(px, t, _df(coll, t, len(ids)),
+                                                               q, tfs[at])
     out: list[tuple[str, int] | None] = []
     for i, doc in enumerate(d.tolist()):
         seg = acc[int(offset[i]):int(offset[i] + count[i])]
@@ -549,8 +562,10 @@ def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
     scores = np.zeros(len(stats.n_words), dtype=np.float64)
     if not terms:
         return scores
-    n_docs = coll.documents
-    avgdl = coll.avg_words if coll.avg_words > 0 else 1.0
+    gs = getattr(coll, "global_stats", None)  # a shard: the whole collection's statistics
+    n_docs = coll.documents if gs is None else gs.documents
+    avg_words = coll.avg_words if gs is None else gs.avg_words
+    avgdl = avg_words if avg_words > 0 else 1.0
     norm = K1 * (1.0 - B + B * stats.n_words / avgdl)
     for st in terms:
         packed = sql.document_tf(coll.conn, st.match)
@@ -558,7 +573,7 @@ def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
             continue
         tf = np.bincount(packed >> sql.TF_BITS, weights=packed & sql.TF_MASK,
                          minlength=len(scores))
-        df = np.count_nonzero(tf)
+        df = np.count_nonzero(tf) if gs is None else gs.document_df(st.word, st.prefix)
         idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         scores += st.weight * idf * tf / (tf + norm)
     return scores
@@ -636,6 +651,26 @@ def dense_order(coll: Any, qvec: np.ndarray, admitted: np.ndarray | None,
     return _sort(_stats(coll), rows, sims, k)
 
 
+_SIM_CHUNK = 8192  # rows per step of ``similarities`` (a 12 MB buffer at 384 dimensions)
+
+
+def similarities(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each row's dot product with ``q`` (float32), computed the same way for every row: the
+    float32 products, then numpy's pairwise sum along the row. BLAS's ``sgemv`` changes its
+    summation order with a row's position and the matrix's shape, so the same document got
+    another last bit in another matrix (a narrow selection, or a shard of the collection:
+    1 ulp, 1.5e-8, is more than the 1e-9 the sharded results must match to). ~1.6x the
+    time of ``matrix @ q``."""
+    out = np.empty(len(matrix), dtype=np.float32)
+    buf = np.empty((min(_SIM_CHUNK, len(matrix)), matrix.shape[1]), dtype=np.float32)
+    for lo in range(0, len(matrix), _SIM_CHUNK):
+        hi = min(lo + _SIM_CHUNK, len(matrix))
+        part = buf[:hi - lo]
+        np.multiply(matrix[lo:hi], q, out=part)
+        part.sum(axis=1, out=out[lo:hi])
+    return out
+
+
 def _dense_scores(coll: Any, qvec: np.ndarray,
                   admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(rowids, cosine similarity) of the admitted documents with a vector, unordered."""
@@ -644,16 +679,16 @@ def _dense_scores(coll: Any, qvec: np.ndarray,
     if not len(vec.rowids):
         return vec.rowids, np.zeros(0, np.float32)
     if admitted is None:
-        return vec.rowids, vec.matrix @ q
+        return vec.rowids, similarities(vec.matrix, q)
     adm = admitted[admitted < len(vec.row_of)]
     idx = vec.row_of[adm]
     idx = idx[idx >= 0]
     if len(idx) * 8 < len(vec.rowids):
         # A small selection: copying its rows and multiplying them is cheaper than the product
         # over the whole matrix (0.3 vs 10 ms for 1k of 100k documents).
-        return vec.rowids[idx], vec.matrix[idx] @ q
-    # A broad one: one product over the whole matrix (~10 ms per 100k), then pick.
-    return vec.rowids[idx], (vec.matrix @ q)[idx]
+        return vec.rowids[idx], similarities(vec.matrix[idx], q)
+    # A broad one: one product over the whole matrix (~15 ms per 100k), then pick.
+    return vec.rowids[idx], similarities(vec.matrix, q)[idx]
 
 
 def _dense_order_sqlite(conn: Any, qvec: np.ndarray,

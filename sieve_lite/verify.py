@@ -67,6 +67,12 @@ def _message(e: BaseException, path: Path) -> str:
 def verify(path: str | os.PathLike[str]) -> VerifyReport:
     """Run every check on the collection file at ``path`` (see the module docstring)."""
     p = Path(path)
+    from .shards.manifest import is_sharded
+
+    if is_sharded(p):  # a folder of shards: each file, then what ties them together
+        from .shards.verify import verify_sharded
+
+        return verify_sharded(p)
     report = VerifyReport(str(p))
     add = report.checks.append
     try:

@@ -39,19 +39,27 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
                  n_ctx: int = 8192, ranker: str | None = None,
                  transcript: str | os.PathLike[str] | None = None, live: Any = False,
                  overrides: dict[str, Any] | None = None, budgets: Any = None,
-                 backbone_obj: Any = None, verbose: bool = False) -> Any:
+                 backbone_obj: Any = None, verbose: bool = False,
+                 ray: str | None = None) -> Any:
     """Open the collection, make the backbone, build the manual, run one episode.
 
     ``live`` is False, True (a live view on stderr) or an event sink of the caller's.
     ``overrides`` are budget fields to set over the model's defaults (``max_steps``, ``k``,
-    ``read_tokens``, ``thought_chars``, ``seed``, ``span_answer``, ...)."""
+    ``read_tokens``, ``thought_chars``, ``seed``, ``span_answer``, ...).
+    ``ray``: serve a sharded collection from Ray actors (an address, or "local")."""
     import sieve_lite
 
     from .backbones import make_backbone
     from .loop import Agent
     from .transcript import LiveView, TranscriptWriter
 
-    with sieve_lite.open(db) as coll:
+    if ray is not None:  # a sharded collection's shards on Ray actors (sieve_lite.shards.ray)
+        from ..shards.ray import open_ray
+
+        opened = open_ray(db, ray)
+    else:
+        opened = sieve_lite.open(db)
+    with opened as coll:
         bb = backbone_obj or make_backbone(str(model) if model else None, backbone, n_ctx=n_ctx)
         bud, tools, manual = episode_setup(coll, bb, mode, ranker, overrides, budgets)
         warm(tools)

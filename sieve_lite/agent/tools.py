@@ -226,7 +226,9 @@ class CollectionTools:
             targeted = keyed_lines(idx, question, STOPWORDS)[0] >= 2
         scores: dict[str, float] = {}
         terms = scoring_terms([(w, False) for w in self.focus])
-        for (kind, pos), value in passage_scores(self.coll, terms, rowid):
+        own = getattr(self.coll, "passage_scores_of", None)  # sharded: on the doc's shard
+        for (kind, pos), value in (own(terms, doc_id) if own is not None
+                                   else passage_scores(self.coll, terms, rowid)):
             name = pos_names[pos] if kind == "section" and pos < len(pos_names) else kind
             scores[name] = max(scores.get(name, 0.0), value)
 

@@ -148,7 +148,9 @@ def complete_file(ctx: click.Context, param: click.Parameter, incomplete: str) -
 
 def looks_like_collection(arg: str) -> bool:
     """An argument is a collection path when it names a file or ends like one."""
-    return arg.lower().endswith(COLLECTION_SUFFIXES) or Path(arg).is_file()
+    from ..shards.manifest import is_sharded  # a folder of shards (--shards) is one too
+
+    return arg.lower().endswith(COLLECTION_SUFFIXES) or Path(arg).is_file() or is_sharded(arg)
 
 
 def default_collection(required: bool = True, fallback: Path | None = None) -> Path | None:
@@ -219,3 +221,25 @@ class SkipPrinter:
         if not self.quiet and total > self.shown:
             click.echo(f"skipped: ... and {total - self.shown:,} more bad records not shown",
                        err=True)
+
+
+# ------------------------------------------------------------------- sharded collections
+def ray_option(f: Any) -> Any:
+    """``--ray [ADDRESS|local]``: serve a sharded collection's shards from Ray actors."""
+    return click.option(
+        "--ray", "ray_address", is_flag=False, flag_value="auto", default=None,
+        metavar="[ADDRESS|local]",
+        help="Run one Ray actor per shard of a sharded collection (built with --shards): "
+             "'local' starts a throwaway local cluster, 'auto' (the default value) joins this "
+             "machine's cluster, else a cluster address. Needs sieve-lite[ray].")(f)
+
+
+def open_collection(db: Path, ray_address: str | None = None) -> Any:
+    """``sieve_lite.open(db)``, or the sharded collection on Ray actors with ``--ray``."""
+    import sieve_lite
+
+    if ray_address is None:
+        return sieve_lite.open(db)
+    from ..shards.ray import open_ray
+
+    return open_ray(db, ray_address)

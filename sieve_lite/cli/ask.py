@@ -19,6 +19,7 @@ from ._common import (
     pick_format,
     print_json,
     print_jsonl,
+    ray_option,
 )
 from ._common import default_collection as configured_collection
 
@@ -62,11 +63,12 @@ from ._common import default_collection as configured_collection
 @click.option("--quiet", "-q", is_flag=True, help="No live view: only the answer.")
 @click.option("--verbose", "-v", is_flag=True,
               help="Live view: every card in full (not only the first 3) and whole reads.")
+@ray_option
 def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: str,
         max_steps: int | None, k: int | None, read_tokens: int | None,
         thought_chars: int | None, no_seed: bool, free_answer: bool, n_ctx: int,
         ranker: str | None, fmt: str | None, as_json: bool, transcript: Path | None,
-        replay: Path | None, quiet: bool, verbose: bool) -> None:
+        replay: Path | None, quiet: bool, verbose: bool, ray_address: str | None) -> None:
     """Answer QUESTION by searching, inspecting cards and fetching sections of DB (default:
     the shipped PEP collection) with a local model, offline. With one argument it is the
     question; with two, the first is the collection.
@@ -113,7 +115,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     live = not quiet and sys.stderr.isatty()
     episode = run_question(db, question, model=model, backbone=backbone, mode=mode,
                            n_ctx=n_ctx, ranker=ranker, transcript=transcript, live=live,
-                           overrides=overrides, verbose=verbose)
+                           overrides=overrides, verbose=verbose, ray=ray_address)
     _finish(episode.to_json(), fmt)
 
 

@@ -37,10 +37,13 @@ from ._spinner import spinner
               help="Manifest: the collection's own version.")
 @click.option("--license", "license_", default=None, help="Manifest: the data's licence.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no skip reports.")
+@click.option("--shards", type=click.IntRange(1, 4096), default=None, metavar="N",
+              help="Write OUT as a folder of N shard files built in parallel processes, split "
+                   "by document id, with a manifest of global statistics (docs/shards.md).")
 def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
           embed_model: str | None, strict: bool, force: bool, name: str | None,
           description: str | None, version: str | None, license_: str | None,
-          quiet: bool) -> None:
+          quiet: bool, shards: int | None) -> None:
     """Build a collection file from SOURCES (files or folders). Bad records are skipped and
     reported (the first few, then a count); with --strict the first one stops the build."""
     from ..build import SKIPS_KEPT, build_collection
@@ -53,6 +56,22 @@ def build(sources: tuple[Path, ...], out: Path, fmt: str, no_embed: bool,
     manifest = {k: v for k, v in (("name", name), ("description", description),
                                   ("version", version), ("license", license_)) if v}
     docs = read_sources(list(sources), fmt, meter=Meter())
+    if shards is not None:
+        from ..shards.build import sharded_build
+
+        with spinner(f"building {shards} shards"):
+            rep = sharded_build(docs, out, shards, embed=not no_embed, embed_model=embed_model,
+                                strict=strict, on_skip=on_skip, source_label=f"{fmt}: {label}",
+                                force=force, inputs=sources, manifest=manifest)
+        if not quiet:
+            on_skip.finish(rep.skipped_count)
+            click.echo(f"built {rep.path}: {rep.shards} shards "
+                       f"({', '.join(f'{n:,}' for n in rep.per_shard)} documents), "
+                       f"{rep.documents:,} documents, {rep.sections:,} sections, "
+                       f"{rep.skipped_count:,} skipped, "
+                       f"{'with' if rep.embedded else 'without'} embeddings, "
+                       f"{rep.seconds:.1f}s", err=True)
+        return
     report = build_collection(docs, out, embed=not no_embed, embed_model=embed_model,
                               strict=strict, quiet=quiet, on_skip=on_skip,
                               source_label=f"{fmt}: {label}", force=force, inputs=sources,

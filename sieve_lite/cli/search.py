@@ -25,7 +25,9 @@ from ._common import (
     complete_file,
     finish,
     format_option,
+    open_collection,
     pick_format,
+    ray_option,
     split_db,
 )
 from ._spinner import spinner
@@ -49,9 +51,10 @@ from ._spinner import spinner
 @click.option("--qid", default="1", show_default=True, help="The query id of --format trec.")
 @click.option("--run-tag", default=None,
               help="The run tag of --format trec. Default: sieve-lite.RANKER.")
+@ray_option
 def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
            fmt: str | None, as_json: bool, compact: bool, color: str, show_explain: bool,
-           show_sql: bool, qid: str, run_tag: str | None) -> None:
+           show_sql: bool, qid: str, run_tag: str | None, ray_address: str | None) -> None:
     """Run the BQL QUERY on the collection DB and show the top K as cards.
 
     Quote the query: it is one argument (sieve-lite search peps.db 'walrus operator').
@@ -60,8 +63,6 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
     in .db. A query that admits nothing exits 1; its fallback listing (the best matches for
     its words) is shown flagged, unless --no-fallback.
     """
-    import sieve_lite
-
     from .. import bql, config
     from ..terminal import query_words
 
@@ -70,7 +71,7 @@ def search(args: tuple[str, ...], k: int, ranker: str | None, no_fallback: bool,
     framed = True if fmt == "rich" else None  # asked for: framed even in a pipe
     fmt = pick_format(fmt, as_json, choices=_render.SEARCH_FORMATS, piped="rich")
     ranker = ranker or config.default("ranker") or "hybrid"
-    with spinner(f"searching {db.name}"), sieve_lite.open(db) as coll:
+    with spinner(f"searching {db.name}"), open_collection(db, ray_address) as coll:
         extra: dict = {}
         if show_explain or show_sql:
             node = bql.parse(query, coll.fields)

@@ -436,7 +436,9 @@ def run_eval(db: str | os.PathLike[str], questions: str | os.PathLike[str],
                             f"{', '.join(MODES)}")
     if opts.correct not in ("em", "contains"):
         raise QuestionError("--correct takes em or contains")
-    if not db.is_file():
+    from ..shards.manifest import is_sharded
+
+    if not (db.is_file() or is_sharded(db)):  # a file, or a folder of shards
         raise CollectionError(f"collection not found: {db}")
     qset = read_questions(qpath)
     selected = sample(qset.questions, opts.limit, opts.seed)

@@ -483,3 +483,9 @@ def stored_passage_words(conn: apsw.Connection, doc: int) -> tuple[Shape, list[l
     au = [index_text(a) for (a,) in conn.execute(
         "SELECT name FROM authors WHERE rowid BETWEEN ? AND ? ORDER BY rowid", span)]
     return passage_words(index_text(title[0]) if title else "", secs, ib, au)
+
+
+def term_dfs(conn: apsw.Connection) -> Iterable[tuple[str, int]]:
+    """(term, df) of every word in ``passage_postings``: a sharded build sums them into the
+    manifest's global df table."""
+    return conn.execute("SELECT term, df FROM passage_postings")
