@@ -52,13 +52,16 @@ class CollectionPool:
     """Named, read-only collections, lent one per call (see the module docstring)."""
 
     def __init__(self, paths: Sequence[str | Path], connections: int = DEFAULT_CONNECTIONS,
-                 default_ranker: str | None = None, budget: float | None = None) -> None:
+                 default_ranker: str | None = None, budget: float | None = None,
+                 opener: Callable[[Path], Any] | None = None) -> None:
         """``budget``: the seconds any one statement may run (``store.connect``; default its
-        own), so a server bounds the time of every query."""
+        own), so a server bounds the time of every query. ``opener``: how a collection is
+        opened (default: the defensive read-only open; a sharded folder opens its shards)."""
         if not paths:
             raise CollectionError("give at least one collection to serve")
         self.default_ranker = default_ranker
         self.budget = budget
+        self.opener = opener
         self._in_flight = 0  # calls started through ``run`` and not finished
         self._lock = threading.Lock()
         self._embed_lock = threading.Lock()
@@ -81,7 +84,11 @@ class CollectionPool:
     def _open(self, path: Path) -> Any:
         import sieve_lite
 
-        if self.budget is None:
+        from .shards.manifest import is_sharded
+
+        if self.opener is not None:
+            return self.opener(path)
+        if self.budget is None or is_sharded(path):
             return sieve_lite.open(path)
         from .collection import Collection
 

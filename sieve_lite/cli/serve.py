@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..options import RANKERS
-from ._common import EXIT_FOUND, default_collection
+from ._common import EXIT_FOUND, default_collection, ray_option
 
 
 @click.command()
@@ -32,9 +32,10 @@ from ._common import EXIT_FOUND, default_collection
                    "hybrid when a collection has embeddings, bm25 when not.")
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None,
               help="Where past ask runs are kept. Default: the user's data folder.")
+@ray_option
 def serve(dbs: tuple[Path, ...], host: str, port: int, token: str | None,
           allow_hosts: tuple[str, ...], workers: int, connections: int, ranker: str | None,
-          data_dir: Path | None) -> None:
+          data_dir: Path | None, ray_address: str | None) -> None:
     """Serve the collections DB... (default: the default collection) as a web page and a
     JSON API at http://127.0.0.1:PORT/ until Ctrl-C.
 
@@ -52,7 +53,8 @@ def serve(dbs: tuple[Path, ...], host: str, port: int, token: str | None,
     cfg = ServeConfig(paths=paths, host=host, port=port, token=token,
                       allow_hosts=allow_hosts, workers=workers, connections=connections,
                       ranker=ranker or config.default("ranker"),
-                      data_dir=str(data_dir) if data_dir else None).check()
+                      data_dir=str(data_dir) if data_dir else None,
+                      ray=ray_address).check()
 
     def ready(url: str) -> None:
         click.echo(f"serving {', '.join(Path(p).name for p in paths)} at {url} "

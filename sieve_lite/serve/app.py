@@ -52,12 +52,25 @@ def _mcp(pool: CollectionPool) -> tuple[list[Any], Any]:
     return list(sub.routes), server.session_manager
 
 
+def open_pool(config: ServeConfig, connections: int | None = None) -> CollectionPool:
+    """The collections of ``config``, opened now (a bad file is one line, before listening).
+    With ``--ray`` each sharded collection is one coordinator over its Ray actors, lent to one
+    call at a time (the actors do the searching)."""
+    if config.ray:
+        from ..shards.ray import open_ray
+
+        address = config.ray
+        return CollectionPool(list(config.paths), connections=1, default_ranker=config.ranker,
+                              opener=lambda path: open_ray(path, address))
+    return CollectionPool(list(config.paths), connections=connections or config.connections,
+                          default_ranker=config.ranker, budget=config.query_seconds)
+
+
 def create_app(config: ServeConfig, pool: CollectionPool | None = None) -> Any:
     """The ASGI app for ``config`` (checked). The pool opens every collection now, so a
     missing or damaged file stops the server before it listens, with one line."""
     config.check()
-    pool = pool or CollectionPool(list(config.paths), connections=config.connections,
-                                  default_ranker=config.ranker, budget=config.query_seconds)
+    pool = pool or open_pool(config)
     state = ServeState(config, pool)
     mcp_routes, sessions = _mcp(pool)
 

@@ -46,6 +46,7 @@ class ServeConfig:
     query_seconds: float = 10.0    # the time budget of one query's statements
     max_batch: int = 4096          # queries in one /retrieve call; more gets 413
     data_dir: str | None = None    # where ask runs are kept (default: the user's data folder)
+    ray: str | None = None         # serve sharded collections from Ray actors (ADDRESS|local)
     extra: dict[str, str] = field(default_factory=dict)
 
     def check(self) -> ServeConfig:
@@ -57,6 +58,10 @@ class ServeConfig:
                              "(or SIEVE_LITE_TOKEN) too, or serve on 127.0.0.1")
         if self.workers < 1:
             raise ServeError("--workers must be 1 or more")
+        if self.ray == "local" and self.workers > 1:
+            raise ServeError("--ray local starts a cluster of its own in each process: with "
+                             "--workers, start one cluster (ray start --head) and give its "
+                             "address")
         return self
 
     def allowed_hosts(self) -> frozenset[str]:

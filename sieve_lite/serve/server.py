@@ -60,10 +60,10 @@ def run(config: ServeConfig, on_ready: Callable[[str], None] | None = None) -> N
             return
         from uvicorn.supervisors import Multiprocess
 
-        from ..pool import CollectionPool
+        from .app import open_pool
 
         # Open every collection once here, so a bad one is one line before any worker starts.
-        CollectionPool(list(config.paths), connections=1).close()
+        open_pool(config, connections=1).close()
         os.environ[ENV_CONFIG] = config.to_env()
         ucfg = uvicorn.Config("sieve_lite.serve:app_from_env", factory=True,
                               workers=config.workers, log_level="warning", access_log=False,

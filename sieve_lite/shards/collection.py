@@ -192,9 +192,11 @@ class Coordinator:
         return self.call_one(owner, "fetch", doc_id, section)
 
     # -- search ---------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, ranker: str = "hybrid", strict: bool = False):
+    def search(self, query: str, k: int = 5, ranker: str = "hybrid", strict: bool = False,
+               embed: Any = None):
         """Run a BQL query over every shard; returns a ``sieve_lite.search.SearchResult``
-        equal to the one-file build's (see the module docstring)."""
+        equal to the one-file build's (see the module docstring). ``embed`` (text -> vector)
+        replaces the query embedder, as in ``Collection.search`` (servers batch it)."""
         from .. import rank as rk
         from ..cards import body_words
         from ..search import Hit, SearchResult, _check, parse
@@ -217,7 +219,8 @@ class Coordinator:
             eff = "bm25"
         elif ranker in ("dense", "hybrid"):
             try:
-                qvec = rk.embed_query(self, rk.query_text(words))
+                text = rk.query_text(words)
+                qvec = embed(text) if embed is not None else rk.embed_query(self, text)
             except EnvironmentProblem as e:
                 rank_notes.append(f"{ranker} ranking is unavailable ({e}): ranked with bm25")
                 eff = "bm25"
