@@ -11,7 +11,8 @@ import pytest
 import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.hops import references
-from sieve_lite.agent.loop import Agent, Budgets, _type_mismatch
+from sieve_lite.agent.loop import Agent, Budgets, _type_mismatch, _whole_title
+from sieve_lite.agent.spans import question_target
 from sieve_lite.agent.plan import clauses, date_clauses, plan
 from sieve_lite.agent.tools import CollectionTools
 from tests.test_agent_loop import build_db
@@ -166,6 +167,11 @@ def test_typed_answers() -> None:
     assert not _type_mismatch("New Frobnication", "What is its title?", titles)
     assert _type_mismatch("Final", "Which Python version does it target?")
     assert not _type_mismatch("3.8", "Which Python version does it target?")
+    # 'whose' in a relative clause does not make it a 'who' question
+    q = "In 2010, Bo New created a PEP whose title mentions 'new'; what is its title?"
+    assert question_target(q).kind == "what" and question_target(q).nouns == {"title"}
+    assert _whole_title("New", q, titles) == "New Frobnication"
+    assert _whole_title("New", "Who wrote it?", titles) == "New"
 
 
 def test_larger_models_keep_their_own_queries(linked_db: Path) -> None:

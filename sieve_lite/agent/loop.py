@@ -500,6 +500,7 @@ class Agent:
             if why:
                 return self._reject(step, final, why)
             text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
+            text = _whole_title(text, self.question, tuple(self.titles.values()))
             if text != grounded.text:
                 step.info["answer_item_of"] = grounded.text
             # Cite what really holds the span: the model's citations that do, else the read
@@ -985,6 +986,16 @@ _CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "
 
 _ASKS_TITLE = re.compile(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b")
 _ASKS_VERSION = re.compile(r"\b(what|which) (python )?(version|release)\b")
+
+
+def _whole_title(answer: str, question: str, titles: tuple[str, ...]) -> str:
+    """For 'what is its title': a span inside one read document's title is that whole title
+    (a small model stops early: 'Postfix' for 'Postfix type declarations')."""
+    if not _ASKS_TITLE.search(" ".join(words(question))):
+        return answer
+    norm = f" {' '.join(words(answer))} "
+    hits = [t for t in dict.fromkeys(titles) if norm.strip() and norm in f" {' '.join(words(t))} "]
+    return hits[0] if len(hits) == 1 else answer
 
 
 def _type_mismatch(answer: str, question: str, titles: tuple[str, ...] = ()) -> str:
