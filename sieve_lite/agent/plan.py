@@ -5,7 +5,7 @@ A careful searcher turns "In March 2019, Guido van Rossum created a PEP whose ti
 typing[title]``. A 135M model cannot, so the harness does, from the question and the
 collection's own fields and index (nothing here knows any collection):
 
-* quoted strings become phrases (in ``[title]`` when a title holds them);
+* quoted strings become phrases (in ``[title]`` or ``[section]`` when that field holds them);
 * a word the question says a title "mentions" / "contains" becomes ``word[title]``;
 * runs of capitalised words become ``"..."[author]`` phrases, only when the collection has
   authors and the phrase admits a document there (checked with the index, never a list);
@@ -42,6 +42,10 @@ _QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”"
                      r"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s,.;:?!)]|$)")
 _DOCNUM = re.compile(r"\b([A-Z][A-Za-z]{1,9})[ -]?(\d{1,5})\b(?![.,]?\d)")
 _YEAR = r"(1[6-9]\d\d|20\d\d)"
+
+
+# How sure a kind of clause is to hold for the document asked about (ties between plans).
+_WEIGHT = {"id": 5, "author": 4, "date": 3, "title": 2, "section": 2, "phrase": 1}
 
 
 @dataclass(frozen=True)
@@ -124,10 +128,12 @@ def clauses(coll: Any, question: str) -> list[Clause]:
         if not ws or all(w in STOPWORDS for w in ws):
             continue
         ph = _phrase(ws)
-        if not (("title" in fields and add(Clause(f"{ph}[title]", "title", f"'{text}' in a title")))
-                or add(Clause(ph, "phrase", f"the quoted '{text}'"))):
-            continue
-        taken.add(" ".join(ws))
+        # a quoted title or heading where the field holds it, else the phrase anywhere
+        tries = [Clause(f"{ph}[{f}]", f, f"'{text}' in a {f}")
+                 for f in ("title", "section") if f in fields]
+        # every field that holds it (the conjunctions keep the one that fits the rest)
+        if [c for c in tries if add(c)] or add(Clause(ph, "phrase", f"the quoted '{text}'")):
+            taken.add(" ".join(ws))
     for m in _TITLE_CUE.finditer(question):
         ws = words(m.group(1))
         if ws and "title" in fields:
@@ -185,10 +191,11 @@ def plan(coll: Any, question: str, max_clauses: int = 4) -> Plan | None:
     question's other words as a ranking group; ``None`` when there is none. Every
     conjunction is run (at most 15 strict bm25 searches of k = 1); the looser ones that admit
     something are kept as ``alternatives``, most selective first."""
-    found = clauses(coll, question)[:max_clauses]
+    found = sorted(clauses(coll, question), key=lambda c: -_WEIGHT.get(c.kind, 1))
+    found = found[:max_clauses]
     if not found:
         return None
-    best: tuple[int, int, tuple[Clause, ...]] | None = None
+    best: tuple[int, int, int, tuple[Clause, ...]] | None = None
     admitted: list[tuple[int, int, str]] = []
     for size in range(len(found), 0, -1):
         for combo in itertools.combinations(found, size):
@@ -198,12 +205,14 @@ def plan(coll: Any, question: str, max_clauses: int = 4) -> Plan | None:
                 continue
             admitted.append((n, -size, q))
             # the most clauses that admit something (a smaller subset loses a stated fact),
-            # then the fewest documents
-            if best is None or (size, -n) > (best[0], -best[1]):
-                best = (size, n, combo)
+            # the surest kinds (an identifier, a name the index holds, a date), the fewest
+            # documents
+            weight = sum(_WEIGHT.get(c.kind, 1) for c in combo)
+            if best is None or (size, weight, -n) > (best[0], best[1], -best[2]):
+                best = (size, weight, n, combo)
     if best is None:
         return None
-    _size, n, combo = best
+    _size, _weight, n, combo = best
     query = " AND ".join(c.bql for c in combo)
     why = "; ".join(c.why for c in combo)
     rank = _ranking_words(question, combo)
