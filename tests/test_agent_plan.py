@@ -12,8 +12,8 @@ import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.hops import references
 from sieve_lite.agent.loop import Agent, Budgets, _type_mismatch, _whole_title
-from sieve_lite.agent.spans import question_target
 from sieve_lite.agent.plan import clauses, date_clauses, plan
+from sieve_lite.agent.spans import question_target
 from sieve_lite.agent.tools import CollectionTools
 from tests.test_agent_loop import build_db
 
