@@ -132,8 +132,7 @@ class _GrammarScripted(ScriptedBackbone):
 
 
 def test_two_hops_the_link_is_followed_and_answered_from(linked_db: Path) -> None:
-    bb = _GrammarScripted(["fetch: 1 | infobox", 'search: "pep 200"[infobox]',
-                           "fetch: 1 | infobox",
+    bb = _GrammarScripted(["fetch: 1 | infobox", "fetch: 1 | infobox",
                            "answer: 06-May-2010\ncite: pep-0200 | infobox"])
     bud = Budgets(k=3, max_steps=3, compact=True, follow_links=True, read_before_search=True,
                   span_answer=False, answer_when_keyed=False, thought_chars=0)
@@ -141,11 +140,14 @@ def test_two_hops_the_link_is_followed_and_answered_from(linked_db: Path) -> Non
         tools = CollectionTools(c, "sieve", ranker="bm25", compact=True)
         ep = Agent(bb, tools, "manual", bud).run(Q2)
     assert ep.steps[0].info["plan"].startswith('"pep 100"[infobox]')
-    # after the first read only the link's search may be written: no answer, no other read
+    # the read names the link the question asks about: the engine searches it at once,
+    # and the next reply can only read it (no answer, no other search)
+    assert ep.steps[1].info["hop"] == {"doc": "pep-0200", "query": '"pep 200"[infobox]',
+                                       "total": 1, "hits": ["pep-0200"]}
+    assert "Superseded-By: pep-0200" in ep.steps[1].observation
     g = bb.calls[1]["grammar"]
-    assert '\\"pep 200\\"[infobox]' in g or '"pep 200"[infobox]' in g
-    assert "answer ::=" in g and 'root ::= (search)' in g
-    assert ep.steps[1].info["hop"] == "pep-0200"
+    assert "root ::= (fetch)" in g and "pep-0100" not in g
+    assert ep.accounting.searches == 2 and ep.accounting.stop_reason == "answer"
     assert ep.answer == "06-May-2010" and [x.doc for x in ep.citations] == ["pep-0200"]
 
 

@@ -397,8 +397,7 @@ class Agent:
             self.read_pages[(res.doc, name)] = res.pages
         self.read_text[(res.doc, name)] = text
         self.titles[res.doc] = res.title
-        if self.mode == "sieve":
-            self._follow(res.doc, text, step)
+        link = self._follow(res.doc, text, step) if self.mode == "sieve" else ""
         note = ""
         if cut:
             note = " [an excerpt: the rest is not shown]"
@@ -410,28 +409,46 @@ class Agent:
                 f"removed to save context]")
         # A small model loses the question behind the text: say it again after the read.
         tail = f"\nQuestion: {self.question}" if self.budgets.compact else ""
-        return f"{head}\n{text}{tail}", {"stub": stub, "read_key": (res.doc, name)}, True
+        return (f"{head}\n{text}{link}{tail}", {"stub": stub, "read_key": (res.doc, name)},
+                True)
 
-    def _follow(self, doc: str, text: str, step: Step) -> None:
+    def _follow(self, doc: str, text: str, step: Step) -> str:
         """After a read (sieve mode): the documents it names become the first searches
-        offered; with ``follow_links``, the one the question asks about is the next step."""
+        offered. With ``follow_links`` (small models), the link the question asks about is
+        searched at once by the engine (its card is shown after the read, and it counts as a
+        search) and reading it is the next step. Returns text to show after the read."""
         from .hops import references
 
         coll = getattr(self.tools, "coll", None)
         if coll is None:
-            return
+            return ""
         t0 = time.perf_counter()
-        refs = references(coll, text, doc, self.question)
-        step.engine_seconds += time.perf_counter() - t0
-        if not refs:
-            return
-        step.info["references"] = [{"doc": r.doc, "query": r.query, "key": r.key,
-                                    "related": r.related} for r in refs]
-        self.suggested = list(dict.fromkeys([r.query for r in refs] + self.suggested))
-        related = [r for r in refs if r.related and not self._was_read(r.doc)]
-        if self.budgets.follow_links and related and self.hop is None:
-            self.hop = related[0]
-            step.info["hop"] = self.hop.doc
+        try:
+            refs = references(coll, text, doc, self.question)
+            step.info["references"] = [{"doc": r.doc, "query": r.query, "key": r.key,
+                                        "related": r.related} for r in refs]
+            self.suggested = list(dict.fromkeys([r.query for r in refs] + self.suggested))
+            related = [r for r in refs if r.related and not self._was_read(r.doc)]
+            if not (self.budgets.follow_links and related and self.hop is None):
+                return ""
+            self.hop = hop = related[0]
+            res = self.tools.search(hop.query, self.budgets.k)
+        finally:
+            step.engine_seconds += time.perf_counter() - t0
+        self.done[("search", _norm_query(hop.query))] = step.index
+        self.acc.searches += 1
+        self.last_hits = res.hits
+        for h in res.hits:
+            self.seen.pop(h.id, None)
+            self.seen[h.id] = h.sections
+            self.cards[h.id] = h
+        step.info["hop"] = {"doc": hop.doc, "query": hop.query, "total": res.total,
+                            "hits": [h.id for h in res.hits]}
+        cards = "\n".join(h.card for h in res.hits if h.id == hop.doc) or "\n".join(
+            h.card for h in res.hits)
+        what = f"{hop.key}: " if hop.key else ""
+        return (f"\n\nThe question asks about the document this names ({what}{hop.doc}). "
+                f"search: {hop.query}\n{cards}\nRead it next.")
 
     def _was_read(self, doc: str) -> bool:
         return any(d == doc for d, _s in self.read)
@@ -563,17 +580,22 @@ class Agent:
         read last is what the answer most likely comes from). Cards' titles and bylines only
         while nothing was read: an answer cites what it was read in, and a byline copied from
         a card ('2017-09-05 by ...') was the commonest wrong answer of small models."""
-        keys = sorted(self.read, key=lambda k: -self.read[k])
-        if self.hop is not None and self._was_read(self.hop.doc):
-            # the question asks about the linked document: its text is where the answer is
-            keys = [k for k in keys if k[0] == self.hop.doc]
-        sources = [Source(self.read_text[key], key) for key in keys]
+        sources = [Source(self.read_text[key], key) for key in self._answer_keys()]
         index = SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
         if index:
             return index
         cards = [Source(h.title + (f" ({h.byline})" if h.byline else ""), None)
                  for h in self.cards.values()]
         return SpanIndex(sources + cards, max_chunks=self.budgets.max_answer_chunks)
+
+    def _answer_keys(self) -> list[tuple[str, str]]:
+        """The reads an answer may come from, newest first: all of them, or only those of
+        the linked document once a followed link was read (what was read of the first
+        document answers another question)."""
+        keys = sorted(self.read, key=lambda k: -self.read[k])
+        if self.hop is not None and self._was_read(self.hop.doc):
+            keys = [k for k in keys if k[0] == self.hop.doc]
+        return keys
 
     def _evidence(self) -> list[dict[str, str]]:
         """The best text read, for a user left without an answer: each section read (newest
@@ -866,6 +888,14 @@ class Agent:
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS
 
+        if self.titles and _ASKS_TITLE.search(" ".join(words(self.question))):
+            # 'what is its title': the answer is the title of a document read, nothing else
+            keys = self._answer_keys()
+            titles = list(dict.fromkeys(self.titles[d] for d, _s in keys if d in self.titles))
+            tidx = SpanIndex([Source(t, None) for t in titles], max_chunks=1 << 30)
+            firsts = {c[0] for c in (chunk_words(t) for t in titles) if c}
+            if tidx:
+                return tidx.grammar(starts=firsts)
         idx = self._spans()
         return idx.grammar(starts=answer_starts(idx, self.question, STOPWORDS))
 
