@@ -258,8 +258,9 @@ def select(args: argparse.Namespace) -> list[Q]:
         n = min(args.questions, len(qs))
         qs = [qs[int(i * len(qs) / n)] for i in range(n)]
     if args.ids:
-        want = set(args.ids.split(","))
-        qs = [q for q in qs if q.id in want]
+        want = [i for i in args.ids.split(",") if i]
+        by_id = {q.id: q for q in qs}
+        qs = [by_id[i] for i in dict.fromkeys(want) if i in by_id]  # in the order given
     return qs
 
 
