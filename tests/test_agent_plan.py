@@ -99,7 +99,8 @@ LINKED = [
                  ["Superseded-By", "200"], ["Requires", "300"]],
      "sections": [{"heading": "Abstract", "text": "Frobnication, see PEP 300 for the base."}]},
     {"id": "pep-0200", "title": "New Frobnication", "date": "2010-05-06", "author": ["Bo New"],
-     "infobox": [["PEP", "200"], ["Status", "Final"], ["Created", "06-May-2010"]],
+     "infobox": [["PEP", "200"], ["Title", "New Frobnication"],
+                 ["Status", "Final"], ["Created", "06-May-2010"]],
      "sections": [{"heading": "Abstract", "text": "Frobnication done right."}]},
     {"id": "pep-0300", "title": "Base Layer", "date": "2000-01-02", "author": ["Cy Base"],
      "infobox": [["PEP", "300"], ["Status", "Final"], ["Created", "02-Jan-2000"]],
@@ -174,6 +175,19 @@ def test_typed_answers() -> None:
     assert question_target(q).kind == "what" and question_target(q).nouns == {"title"}
     assert _whole_title("New", q, titles) == "New Frobnication"
     assert _whole_title("New", "Who wrote it?", titles) == "New"
+
+
+def test_a_title_that_starts_with_a_word_of_the_question_is_accepted(linked_db: Path) -> None:
+    """Small models answer only header values that name what is asked; a whole title asked
+    for is one, even when its first word is the question's ('New' below)."""
+    q = "In May 2010, Bo New created a PEP whose title mentions 'new'; what is its title?"
+    bb = ScriptedBackbone(["fetch: 1 | infobox", "answer: New Frobnication", "answer: x"])
+    bud = Budgets(k=3, max_steps=2, compact=True, prose_answers=False, thought_chars=0)
+    with sieve_lite.open(linked_db) as c:
+        tools = CollectionTools(c, "sieve", ranker="bm25", compact=True)
+        ep = Agent(bb, tools, "manual", bud).run(q)
+    assert '"bo new"[author]' in ep.steps[0].info["plan"]
+    assert ep.answer == "New Frobnication", [s.error for s in ep.steps]
 
 
 def test_larger_models_keep_their_own_queries(linked_db: Path) -> None:

@@ -397,7 +397,8 @@ class Agent:
             self.read_pages[(res.doc, name)] = res.pages
         self.read_text[(res.doc, name)] = text
         self.titles[res.doc] = res.title
-        link = self._follow(res.doc, text, step) if self.mode == "sieve" else ""
+        # links come from the whole section: the excerpt shown may have cut the header line
+        link = self._follow(res.doc, res.text, step) if self.mode == "sieve" else ""
         note = ""
         if cut:
             note = " [an excerpt: the rest is not shown]"
@@ -513,7 +514,13 @@ class Agent:
                                     "in this episode; copy the answer from what you read")
             if grounded.trimmed:
                 step.info["answer_trimmed_from"] = text
-            why = self._unsupported(spans, grounded)
+            titles = tuple(self.titles.values())
+            as_title = _whole_title(grounded.text, self.question, titles)
+            whole_title = _ASKS_TITLE.search(" ".join(words(self.question))) and any(
+                words(as_title) == words(t) for t in titles)
+            # a whole title asked for is supported by being one (its first word may well be
+            # a word of the question: 'Assignment Expressions' for a title mentioning it)
+            why = "" if whole_title else self._unsupported(spans, grounded)
             if why:
                 return self._reject(step, final, why)
             text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
