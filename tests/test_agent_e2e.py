@@ -77,9 +77,32 @@ def test_no_answer_exits_1(mini_db: Path) -> None:
     r = sieve_lite("ask", str(mini_db), "Qwxzy plorkt vrumf?", "--no-seed", "--json")
     out = json.loads(r.stdout)
     assert r.returncode == 1 and out["answered"] is False and out["citations"] == []
+    # no answer is null, with the reason beside it (never a string that reads as an answer)
+    assert out["answer"] is None and out["no_answer"] == "nothing was read"
     acc = out["accounting"]
     assert acc["stop_reason"] == "nothing-left" and acc["llm_calls"] == 0
     assert not acc["seeded"] and acc["no_answer"] == "nothing was read"
+
+
+@pytest.mark.slow
+def test_planned_step_0_with_the_real_model(mini_db: Path, tmp_path: Path) -> None:
+    """A date-constrained question: step 0 runs the planner's BQL (author, month, title
+    word), which admits the one right document; the answer, if any, is its title (never an
+    author or a date of it)."""
+    q = ("In February 2018, Chris Angelico created a PEP whose title mentions 'assignment'; "
+         "what is its title?")
+    transcript = tmp_path / "plan.jsonl"
+    r = sieve_lite("ask", str(mini_db), q, "--json", "--transcript", str(transcript))
+    assert r.returncode in (0, 1), r.stderr
+    out = json.loads(r.stdout)
+    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    step0 = events[1]
+    assert step0["index"] == 0
+    for part in ('"chris angelico"[author]', "date[2018-02]", "assignment[title]"):
+        assert part in step0["info"]["plan"]
+    assert [h["id"] for h in step0["info"]["hits"]] == ["pep-0572"]
+    assert out["answer"] in (None, "Assignment Expressions")
+    assert out["accounting"]["fields"].get("author") == 1
 
 
 @pytest.fixture(scope="module")

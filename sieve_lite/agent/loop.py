@@ -74,6 +74,9 @@ class Budgets:
     # (bench/ask.py: SmolLM2-135M copied a right answer out of prose 1 time in 20).
     prose_answers: bool = True
     read_before_search: bool = False  # the first action is a read of step 0's cards
+    plan: bool = True             # sieve mode: step 0 runs the planner's BQL (plan.py)
+    follow_links: bool = False    # small models: a read naming the linked document the
+    #                               question asks about leads to it next (hops.py)
 
 
 @dataclass
@@ -135,8 +138,13 @@ class Episode:
         return self.answer != NO_ANSWER
 
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "mode": self.mode, "answer": self.answer,
+        # No answer is null (with the reason in "no_answer"), never a string that could be
+        # mistaken for one.
+        return {"question": self.question, "mode": self.mode,
+                "answer": self.answer if self.answered else None,
                 "answered": self.answered,
+                "no_answer": None if self.answered else (self.accounting.no_answer
+                                                         or "no answer"),
                 "citations": [asdict(c) for c in self.citations],
                 "evidence": self.evidence,
                 "accounting": self.accounting.to_json()}
@@ -190,6 +198,9 @@ class Agent:
         self.read_text: dict[tuple[str, str], str] = {}  # what was shown of each read
         self.done: dict[tuple[str, ...], int] = {}  # call key -> step (repeat detection)
         self.suggested: list[str] = []              # searches offered (queries.py)
+        self.hop: Any = None                        # the link to follow (hops.Reference)
+        self.titles: dict[str, str] = {}            # doc id -> title, of documents read
+        self._plan: Any = None                      # the planner's query (plan.py)
         self._stall = 0
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
@@ -246,6 +257,12 @@ class Agent:
             return
         t0 = time.perf_counter()
         found = [s.query for s in suggest(coll, self.question)]
+        if self.mode == "sieve" and self.budgets.plan:
+            from .plan import plan
+
+            planned = self._plan = plan(coll, self.question)
+            if planned is not None:  # the plan's looser conjunctions first
+                found = list(dict.fromkeys([*planned.alternatives[:4], *found]))
         if self.mode != "sieve":
             found = list(dict.fromkeys(q for q in (plain(x) for x in found) if q))
         self.suggested = found
@@ -258,16 +275,29 @@ class Agent:
         if seed is None:
             return
         t0 = time.perf_counter()
-        try:
-            res = seed(self.question, self.budgets.k)
-        except QueryError:
-            return  # a question with no words: nothing to seed with
+        planned = None
+        if self.mode == "sieve" and self.budgets.plan:
+            from .plan import planned_search
+
+            planned = planned_search(self.tools, self.question, self.budgets.k, self._plan)
+        if planned is not None:
+            res, head, info = planned
+        else:
+            try:
+                res = seed(self.question, self.budgets.k)
+            except QueryError:
+                return  # a question with no words: nothing to seed with
+            head, info = "Results of a search for the question's words:", {}
         step = Step(index=0, reply="", action=Search(res.engine_query), observation="",
-                    engine_seconds=time.perf_counter() - t0, info={"seed": True})
+                    engine_seconds=time.perf_counter() - t0, info={"seed": True, **info})
         self.acc.seeded = True
         self.acc.searches += 1
+        if planned is not None:
+            self.done[("search", _norm_query(res.engine_query))] = 0
+            ops, used = query_features(res.engine_query)
+            self._ops.update(ops)
+            self._fields.update(used)
         self._take_hits(res, step)
-        head = "Results of a search for the question's words:"
         stub = "[step 0 results, shortened: " + "; ".join(
             f"{h.rank} {h.id} {h.title}" for h in res.hits) + "]"
         self._record(step, f"{head}\n{self._search_text(res)}", stub=stub)
@@ -366,6 +396,9 @@ class Agent:
         if res.pages:
             self.read_pages[(res.doc, name)] = res.pages
         self.read_text[(res.doc, name)] = text
+        self.titles[res.doc] = res.title
+        # links come from the whole section: the excerpt shown may have cut the header line
+        link = self._follow(res.doc, res.text, step) if self.mode == "sieve" else ""
         note = ""
         if cut:
             note = " [an excerpt: the rest is not shown]"
@@ -377,7 +410,70 @@ class Agent:
                 f"removed to save context]")
         # A small model loses the question behind the text: say it again after the read.
         tail = f"\nQuestion: {self.question}" if self.budgets.compact else ""
-        return f"{head}\n{text}{tail}", {"stub": stub, "read_key": (res.doc, name)}, True
+        return (f"{head}\n{text}{link}{tail}", {"stub": stub, "read_key": (res.doc, name)},
+                True)
+
+    def _follow(self, doc: str, text: str, step: Step) -> str:
+        """After a read (sieve mode): the documents it names become the first searches
+        offered. With ``follow_links`` (small models), the link the question asks about is
+        searched at once by the engine (its card is shown after the read, and it counts as a
+        search) and reading it is the next step. Returns text to show after the read."""
+        from .hops import references
+
+        coll = getattr(self.tools, "coll", None)
+        if coll is None:
+            return ""
+        t0 = time.perf_counter()
+        try:
+            refs = references(coll, text, doc, self.question)
+            step.info["references"] = [{"doc": r.doc, "query": r.query, "key": r.key,
+                                        "related": r.related} for r in refs]
+            self.suggested = list(dict.fromkeys([r.query for r in refs] + self.suggested))
+            related = [r for r in refs if r.related and not self._was_read(r.doc)]
+            if not (self.budgets.follow_links and related and self.hop is None):
+                return ""
+            self.hop = hop = related[0]
+            res = self.tools.search(hop.query, self.budgets.k)
+        finally:
+            step.engine_seconds += time.perf_counter() - t0
+        self.done[("search", _norm_query(hop.query))] = step.index
+        self.acc.searches += 1
+        self.last_hits = res.hits
+        for h in res.hits:
+            self.seen.pop(h.id, None)
+            self.seen[h.id] = h.sections
+            self.cards[h.id] = h
+        step.info["hop"] = {"doc": hop.doc, "query": hop.query, "total": res.total,
+                            "hits": [h.id for h in res.hits]}
+        cards = "\n".join(h.card for h in res.hits if h.id == hop.doc) or "\n".join(
+            h.card for h in res.hits)
+        what = f"{hop.key}: " if hop.key else ""
+        return (f"\n\nThe question asks about the document this names ({what}{hop.doc}). "
+                f"search: {hop.query}\n{cards}\nRead it next.")
+
+    def _was_read(self, doc: str) -> bool:
+        return any(d == doc for d, _s in self.read)
+
+    def _hop_pending(self) -> bool:
+        return self.hop is not None and not self._was_read(self.hop.doc)
+
+    def _hop_grammar(self) -> str:
+        """The next reply while a link is being followed: its search, then a read of the
+        linked document; no answer yet (the question asks about the linked document)."""
+        hop = self.hop
+        if ("search", _norm_query(hop.query)) not in self.done:
+            return action_grammar(self.mode, self.tools.fields, [], [], uncited_answer=False,
+                                  queries=[hop.query], free_search=False,
+                                  thought_chars=self.budgets.thought_chars)
+        secs = self._unread(hop.doc, self.tools.sections(hop.doc))
+        if self.budgets.sections_shown and hasattr(self.tools, "rank_sections"):
+            secs = self.tools.rank_sections(hop.doc, secs)[: self.budgets.sections_shown]
+        label = next((str(h.rank) for h in self.last_hits if h.id == hop.doc), hop.doc)
+        if hop.doc not in self.seen:
+            self.seen[hop.doc] = secs
+        return action_grammar(self.mode, self.tools.fields, [(label, secs)], [],
+                              uncited_answer=False, queries=[], free_search=False,
+                              thought_chars=self.budgets.thought_chars)
 
     def _search_text(self, res: SearchOutcome) -> str:
         shown = f"ranks 1-{len(res.hits)}" if res.hits else "nothing"
@@ -418,10 +514,17 @@ class Agent:
                                     "in this episode; copy the answer from what you read")
             if grounded.trimmed:
                 step.info["answer_trimmed_from"] = text
-            why = self._unsupported(spans, grounded)
+            titles = tuple(self.titles.values())
+            as_title = _whole_title(grounded.text, self.question, titles)
+            whole_title = _ASKS_TITLE.search(" ".join(words(self.question))) and any(
+                words(as_title) == words(t) for t in titles)
+            # a whole title asked for is supported by being one (its first word may well be
+            # a word of the question: 'Assignment Expressions' for a title mentioning it)
+            why = "" if whole_title else self._unsupported(spans, grounded)
             if why:
                 return self._reject(step, final, why)
             text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
+            text = _whole_title(text, self.question, tuple(self.titles.values()))
             if text != grounded.text:
                 step.info["answer_item_of"] = grounded.text
             # Cite what really holds the span: the model's citations that do, else the read
@@ -434,7 +537,7 @@ class Agent:
                 step.info["citation_from_span"] = True
             cites = kept or cites
             self.acc.grounded = True
-        mismatch = _type_mismatch(text, self.question)
+        mismatch = _type_mismatch(text, self.question, tuple(self.titles.values()))
         if mismatch:
             return self._reject(step, final, mismatch)
         if not _says_more(text, self.question):
@@ -484,14 +587,22 @@ class Agent:
         read last is what the answer most likely comes from). Cards' titles and bylines only
         while nothing was read: an answer cites what it was read in, and a byline copied from
         a card ('2017-09-05 by ...') was the commonest wrong answer of small models."""
-        sources = [Source(self.read_text[key], key)
-                   for key in sorted(self.read, key=lambda k: -self.read[k])]
+        sources = [Source(self.read_text[key], key) for key in self._answer_keys()]
         index = SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
         if index:
             return index
         cards = [Source(h.title + (f" ({h.byline})" if h.byline else ""), None)
                  for h in self.cards.values()]
         return SpanIndex(sources + cards, max_chunks=self.budgets.max_answer_chunks)
+
+    def _answer_keys(self) -> list[tuple[str, str]]:
+        """The reads an answer may come from, newest first: all of them, or only those of
+        the linked document once a followed link was read (what was read of the first
+        document answers another question)."""
+        keys = sorted(self.read, key=lambda k: -self.read[k])
+        if self.hop is not None and self._was_read(self.hop.doc):
+            keys = [k for k in keys if k[0] == self.hop.doc]
+        return keys
 
     def _evidence(self) -> list[dict[str, str]]:
         """The best text read, for a user left without an answer: each section read (newest
@@ -648,6 +759,11 @@ class Agent:
         if not self.read and not self.budgets.paper_forced_answer:
             self.acc.no_answer = "nothing was read"
             return Answer(NO_ANSWER)
+        if self._hop_pending() and not self.budgets.paper_forced_answer:
+            # the question asks about a linked document that was not read: what was read
+            # answers another question
+            self.acc.no_answer = f"the linked document {self.hop.doc} was not read"
+            return Answer(NO_ANSWER)
         why = {"step-cap": "the step limit", "context": "the limit of the context window",
                "no-progress": "several actions in a row that found nothing new",
                "nothing-left": "the end of what can be searched or read"}.get(reason, reason)
@@ -732,6 +848,8 @@ class Agent:
         """The grammar of the next reply: only actions that are new and useful. A search
         already run and a section already read cannot be written; an answer only once
         something was read (and, under the span rule, only as a span of shown text)."""
+        if self._hop_pending() and self.budgets.max_steps - self.acc.steps >= 1:
+            return self._hop_grammar()
         fetchable: list[tuple[str, list[str]]] = []
         for h in self.last_hits:
             fetchable.append((str(h.rank), self._unread(h.id, h.sections)))
@@ -766,6 +884,8 @@ class Agent:
         reply can only be the answer -- a small model otherwise wanders off to read more."""
         if not (self.budgets.answer_when_keyed and self._span_rule() and self.read):
             return False
+        if self._hop_pending():
+            return False
         from .queries import STOPWORDS
 
         newest = max(self.read, key=lambda k: self.read[k])
@@ -775,6 +895,14 @@ class Agent:
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS
 
+        if self.titles and _ASKS_TITLE.search(" ".join(words(self.question))):
+            # 'what is its title': the answer is the title of a document read, nothing else
+            keys = self._answer_keys()
+            titles = list(dict.fromkeys(self.titles[d] for d, _s in keys if d in self.titles))
+            tidx = SpanIndex([Source(t, None) for t in titles], max_chunks=1 << 30)
+            firsts = {c[0] for c in (chunk_words(t) for t in titles) if c}
+            if tidx:
+                return tidx.grammar(starts=firsts)
         idx = self._spans()
         return idx.grammar(starts=answer_starts(idx, self.question, STOPWORDS))
 
@@ -893,11 +1021,32 @@ def _focus_words(question: str) -> list[str]:
 _CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin", "al"}
 
 
-def _type_mismatch(answer: str, question: str) -> str:
+_ASKS_TITLE = re.compile(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b")
+_ASKS_VERSION = re.compile(r"\b(what|which) (python )?(version|release)\b")
+
+
+def _whole_title(answer: str, question: str, titles: tuple[str, ...]) -> str:
+    """For 'what is its title': a span inside one read document's title is that whole title
+    (a small model stops early: 'Postfix' for 'Postfix type declarations')."""
+    if not _ASKS_TITLE.search(" ".join(words(question))):
+        return answer
+    norm = f" {' '.join(words(answer))} "
+    hits = [t for t in dict.fromkeys(titles) if norm.strip() and norm in f" {' '.join(words(t))} "]
+    return hits[0] if len(hits) == 1 else answer
+
+
+def _type_mismatch(answer: str, question: str, titles: tuple[str, ...] = ()) -> str:
     """Why an answer is not of the type the question asks for ('' when it is): a 'who'
     answer is a name (capitalised words, no digits); a 'when' answer has a number or a
-    month. Prefer no answer to one of the wrong kind."""
+    month; a 'what is its title' answer is the whole title of a document read (``titles``);
+    a 'which version' answer has a number. Prefer no answer to one of the wrong kind."""
     q = " ".join(words(question))
+    if _ASKS_TITLE.search(q):
+        norm = " ".join(words(answer))
+        ok = any(norm == " ".join(words(t)) for t in titles)
+        return "" if ok else f"the question asks for a title, and {answer!r} is not one"
+    if _ASKS_VERSION.search(q) and not any(c.isdigit() for c in answer):
+        return f"the question asks which version, and {answer!r} has no number"
     toks = answer.replace(",", " ").split()
     if re.match(r"(who|whom)\b", q):
         ok = toks and all((t[:1].isupper() and not any(c.isdigit() for c in t))

@@ -101,7 +101,8 @@ def budgets_for(params: int | None, n_ctx: int, base: Any = None) -> Any:
         return replace(b, k=3, max_steps=3, read_tokens=min(240, n_ctx // 8), compact=True,
                        sections_shown=3, thought_chars=0, free_search=False, stall_limit=2,
                        action_tokens=40, answer_tokens=24, max_answer_chunks=1200,
-                       answer_when_keyed=True, prose_answers=False, read_before_search=True)
+                       answer_when_keyed=True, prose_answers=False, read_before_search=True,
+                       follow_links=True)
     if params is not None and params < 10 * SMALL_PARAMS:
         return replace(b, k=5, max_steps=30, read_tokens=min(4000, n_ctx // 4),
                        thought_chars=160)

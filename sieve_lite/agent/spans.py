@@ -240,8 +240,17 @@ def question_target(question: str) -> Target:
     """The kind and the naming nouns of ``question`` (see ``Target``). The kind comes from
     the first question word ('In PEP 618, what exception does it raise when ...' asks
     what, not when)."""
+    import re
+
     from ..words import words
 
+    # The clause that asks: 'In 2007, X created a PEP whose title mentions Y; what is its
+    # title?' asks what, not who ('whose' there is a relative pronoun).
+    for clause in reversed(re.split(r"[;.:]\s+", question)):
+        first = words(clause)[:1]
+        if first and first[0] in ("what", "which", "who", "whom", "whose", "when", "how"):
+            question = clause
+            break
     q = words(question)
     kind, nouns = "what", []
     for i, w in enumerate(q):
@@ -254,7 +263,8 @@ def question_target(question: str) -> Target:
         elif w in ("what", "which"):
             # the words right after it, up to a function word: 'What type of PEP' -> type
             rest = q[i + 1:]
-            while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an"):
+            while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an", "its",
+                                       "their", "that", "this"):
                 rest = rest[1:]  # 'What is the status of ...' -> status
             for x in rest[:2]:
                 if x in _AFTER_WH:

@@ -1,0 +1,128 @@
+"""Two hops: the documents a read names, as searches the model can run next.
+
+A read often names another document: a header line ``Superseded-By: 3333``, a mention such
+as ``PEP 3156`` or ``RFC 2119`` in the prose, a value that is another document's title. Each
+such name that resolves to a document of the collection becomes a ``Reference``: the BQL that
+finds it (``"pep 3333"[infobox]``, ``"..."[title]``), checked to admit that document, and
+whether the question asks about that link (a word of the line's key shares its first five
+letters with a word of the question: "superseded" and ``Superseded-By``; a few relation words
+stand for each other: "successor" for superseded, "earlier" for replaces).
+
+Nothing here knows a collection: a number becomes a document id by the shape of the id of
+the document just read (``pep-0333`` -> ``pep-3333``; ``0002-rfc-process`` has no such shape
+and is resolved by title or infobox phrases only).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import QueryError
+from ..words import words
+
+# Relation words a question uses for a link that a header names in other words.
+_RELATED = {
+    "succe": ("super", "repla"), "later": ("super",), "newer": ("super",),
+    "earli": ("repla",), "prede": ("repla",), "older": ("repla",), "requi": ("requi",),
+    "depen": ("requi",),
+}
+_KEYLINE = re.compile(r"^[ \t]*([A-Za-z][\w -]{0,40}):[ \t]*(.+?)[ \t]*$", re.M)
+_MENTION = re.compile(r"\b([A-Za-z]{2,10})[\s:`-]{1,3}(\d{1,5})\b")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A document a read names."""
+
+    doc: str          # its id in the collection
+    query: str        # BQL that admits it
+    key: str          # the 'key:' of the line that names it ('' for a mention in prose)
+    related: bool     # the question asks about this link
+
+
+def _id_shape(doc_id: str) -> tuple[str, int] | None:
+    """('pep-', 4) for 'pep-0333': a prefix then a zero-padded number, nothing after."""
+    m = re.fullmatch(r"([A-Za-z]+[-_]?)(\d+)", doc_id)
+    return (m.group(1), len(m.group(2))) if m else None
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in words(text) if len(w) > 2}
+
+
+def _asks_about(key: str, question: str) -> bool:
+    q = _stems(question)
+    k = _stems(key)
+    if q & k:
+        return True
+    return any(s in q and set(alts) & k for s, alts in _RELATED.items())
+
+
+def references(coll: Any, text: str, source_doc: str, question: str, limit: int = 4
+               ) -> list[Reference]:
+    """The documents ``text`` (read from ``source_doc``) names, each with a checked query;
+    those the question asks about first, then in the order named."""
+    shape = _id_shape(source_doc)
+    prefix_word = re.sub(r"[-_]$", "", shape[0]).lower() if shape else ""
+    found: list[tuple[str, str]] = []  # (number or title, key)
+    for m in _KEYLINE.finditer(text):
+        key, value = m.group(1).strip(), m.group(2)
+        if shape:
+            # a list of numbers only ('3333', '234, 252'): dates, versions and URLs are not
+            if re.fullmatch(r"\d{1,5}(?:\s*,\s*\d{1,5})*", value):
+                found.extend((num, key) for num in re.findall(r"\d+", value))
+        else:
+            found.append((value, key))
+    if shape:
+        for m in _MENTION.finditer(text):
+            if m.group(1).lower() == prefix_word:
+                found.append((m.group(2), ""))
+    out: dict[str, Reference] = {}
+    for value, key in found:
+        ref = _resolve(coll, value, key, shape, prefix_word, question)
+        if ref is None or ref.doc == source_doc:
+            continue
+        old = out.get(ref.doc)
+        if old is None or (ref.related and not old.related):
+            out[ref.doc] = ref
+    refs = sorted(out.values(), key=lambda r: not r.related)
+    return refs[:limit]
+
+
+def _resolve(coll: Any, value: str, key: str, shape: tuple[str, int] | None,
+             prefix_word: str, question: str) -> Reference | None:
+    related = bool(key) and _asks_about(key, question)
+    if shape and value.isdigit():
+        doc = f"{shape[0]}{int(value):0{shape[1]}d}"
+        if coll.document(doc) is None:
+            return None
+        for query in (f'"{prefix_word} {int(value)}"[infobox]',
+                      f'"{prefix_word} {int(value)}"[title]', f'"{prefix_word} {int(value)}"'):
+            if _admits_doc(coll, query, doc):
+                return Reference(doc, query, key, related)
+        return None
+    ws = words(value)
+    if not 2 <= len(ws) <= 8 or "title" not in coll.fields:
+        return None
+    query = f'"{" ".join(ws)}"[title]'
+    try:
+        res = coll.search(query, k=1, ranker="bm25", strict=True)
+    except QueryError:
+        return None
+    if res.total and words(res.results[0].title) == ws:
+        return Reference(str(res.results[0].id), query, key, related)
+    return None
+
+
+def _admits_doc(coll: Any, query: str, doc: str) -> bool:
+    """The query admits ``doc`` among its first few documents."""
+    try:
+        res = coll.search(query, k=5, ranker="bm25", strict=True)
+    except QueryError:
+        return False
+    return any(str(h.id) == doc for h in res.results)
+
+
+__all__ = ["Reference", "references"]

@@ -1,0 +1,203 @@
+"""The query planner (agent/plan.py), links between documents (agent/hops.py), typed answers
+and the JSON of an episode without an answer -- on collections built from the fixtures (PEPs,
+Rust RFCs, structured Wikipedia, 2Wiki) and on small JSON Lines collections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import sieve_lite
+from sieve_lite.agent.backbones import ScriptedBackbone
+from sieve_lite.agent.hops import references
+from sieve_lite.agent.loop import Agent, Budgets, _type_mismatch, _whole_title
+from sieve_lite.agent.plan import clauses, date_clauses, plan
+from sieve_lite.agent.spans import question_target
+from sieve_lite.agent.tools import CollectionTools
+from tests.test_agent_loop import build_db
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _build(tmp: Path, name: str, src: Path, fmt: str | None = None) -> Path:
+    from sieve_lite.build import build_collection
+    from sieve_lite.sources import iter_documents
+
+    out = tmp / f"{name}.db"
+    docs = iter_documents([src], fmt) if fmt else iter_documents([src])
+    build_collection(docs, out, embed=False, quiet=True, source_label=name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def dbs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("plan")
+    return {"peps": _build(tmp, "peps", DATA / "corpora" / "peps"),
+            "rfcs": _build(tmp, "rfcs", DATA / "corpora" / "rust-rfcs"),
+            "wiki": _build(tmp, "wiki", DATA / "structured" / "wikipedia", "wikipedia"),
+            "qa": _build(tmp, "qa", DATA / "qa" / "2wiki" / "corpus.json", "2wiki")}
+
+
+def test_date_constrained_question_becomes_author_date_and_title(dbs: dict) -> None:
+    q = ("In September 2023, Jelle Zijlstra created a PEP whose title mentions 'governance'; "
+         "what is its title?")
+    with sieve_lite.open(dbs["peps"]) as c:
+        p = plan(c, q)
+        assert p is not None and p.admitted == 1
+        for part in ('"jelle zijlstra"[author]', "date[2023-09]", "governance[title]"):
+            assert part in p.query
+        assert [h.id for h in c.search(p.query, k=3).results] == ["pep-0729"]
+
+
+def test_a_name_is_an_author_clause_only_when_the_index_holds_it(dbs: dict) -> None:
+    with sieve_lite.open(dbs["peps"]) as c:
+        kinds = {cl.kind for cl in clauses(c, "Did Monty Python write a PEP in 2023?")}
+        assert "author" not in kinds and "date" in kinds
+        found = clauses(c, "Which PEP did Jelle Zijlstra write?")
+        assert [cl.bql for cl in found if cl.kind == "author"] == ['"jelle zijlstra"[author]']
+
+
+def test_document_numbers_become_identifier_clauses(dbs: dict) -> None:
+    with sieve_lite.open(dbs["peps"]) as c:
+        p = plan(c, "What is the status of PEP 729?")
+        assert p is not None and p.query.startswith('"pep 729"[infobox]') and p.admitted == 1
+        # 'Python 3000' names no single document: no identifier clause
+        assert not [cl for cl in clauses(c, "Was Python 3000 planned?") if cl.kind == "id"]
+    with sieve_lite.open(dbs["rfcs"]) as c:  # 'RFC PR: rust-lang/rfcs#1644'
+        p = plan(c, "What feature name does RFC 1644 give?")
+        assert p is not None and p.admitted == 1
+        assert c.search(p.query, k=1).results[0].id == "1644-default-and-expanded-rustc-errors"
+
+
+def test_quoted_titles_and_collections_without_those_fields(dbs: dict) -> None:
+    with sieve_lite.open(dbs["wiki"]) as c:
+        p = plan(c, 'Who won the "2020 United States presidential election"?')
+        assert p is not None and p.query.startswith('"2020 united states presidential '
+                                                    'election"[title]')
+        assert c.search(p.query, k=1).results[0].id == \
+            "2020_United_States_presidential_election"
+    with sieve_lite.open(dbs["qa"]) as c:  # title and body only: no author, no date
+        found = clauses(c, "In March 1990, William the Silent met whom?")
+        assert all(cl.kind not in ("author", "date") for cl in found)
+
+
+def test_date_phrases() -> None:
+    got = [c.bql for c in date_clauses("Between 2001 and 2005, after 1999, in May 2020, 1988")]
+    assert got == ["date[2001..2005]", "date[2020-05]", "date[>1999]", "date[1988]"]
+    assert [c.bql for c in date_clauses("What changed before 2010?")] == ["date[<2010]"]
+
+
+def test_no_plan_without_a_stated_constraint(dbs: dict) -> None:
+    with sieve_lite.open(dbs["peps"]) as c:
+        assert plan(c, "which proposal changed how division works") is None
+
+
+LINKED = [
+    {"id": "pep-0100", "title": "Old Frobnication", "date": "2001-03-04", "author": ["Ann Old"],
+     "infobox": [["PEP", "100"], ["Status", "Superseded"], ["Created", "04-Mar-2001"],
+                 ["Superseded-By", "200"], ["Requires", "300"]],
+     "sections": [{"heading": "Abstract", "text": "Frobnication, see PEP 300 for the base."}]},
+    {"id": "pep-0200", "title": "New Frobnication", "date": "2010-05-06", "author": ["Bo New"],
+     "infobox": [["PEP", "200"], ["Title", "New Frobnication"],
+                 ["Status", "Final"], ["Created", "06-May-2010"]],
+     "sections": [{"heading": "Abstract", "text": "Frobnication done right."}]},
+    {"id": "pep-0300", "title": "Base Layer", "date": "2000-01-02", "author": ["Cy Base"],
+     "infobox": [["PEP", "300"], ["Status", "Final"], ["Created", "02-Jan-2000"]],
+     "sections": [{"heading": "Abstract", "text": "The base layer."}]},
+]
+Q2 = "PEP 100 was superseded by another PEP. When was that PEP created?"
+
+
+@pytest.fixture(scope="module")
+def linked_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_db(tmp_path_factory.mktemp("hops") / "linked.db", LINKED)
+
+
+def test_references_resolve_ids_and_know_what_the_question_asks(linked_db: Path) -> None:
+    with sieve_lite.open(linked_db) as c:
+        text = c.fetch("pep-0100", "infobox").text
+        refs = references(c, text, "pep-0100", Q2)
+        assert [(r.doc, r.related) for r in refs] == [("pep-0200", True), ("pep-0300", False)]
+        assert refs[0].query == '"pep 200"[infobox]' and refs[0].key == "Superseded-By"
+        # 'successor' stands for superseded; a prose mention is a reference too
+        assert references(c, text, "pep-0100", "Who wrote its successor?")[0].related
+        prose = references(c, c.fetch("pep-0100", "Abstract").text, "pep-0100", Q2)
+        assert [(r.doc, r.key, r.related) for r in prose] == [("pep-0300", "", False)]
+
+
+class _GrammarScripted(ScriptedBackbone):
+    """Scripted replies, but the loop builds the grammar of each call (to inspect it)."""
+
+    supports_grammar = True
+
+
+def test_two_hops_the_link_is_followed_and_answered_from(linked_db: Path) -> None:
+    bb = _GrammarScripted(["fetch: 1 | infobox", "fetch: 1 | infobox",
+                           "answer: 06-May-2010\ncite: pep-0200 | infobox"])
+    bud = Budgets(k=3, max_steps=3, compact=True, follow_links=True, read_before_search=True,
+                  span_answer=False, answer_when_keyed=False, thought_chars=0)
+    with sieve_lite.open(linked_db) as c:
+        tools = CollectionTools(c, "sieve", ranker="bm25", compact=True)
+        ep = Agent(bb, tools, "manual", bud).run(Q2)
+    assert ep.steps[0].info["plan"].startswith('"pep 100"[infobox]')
+    # the read names the link the question asks about: the engine searches it at once,
+    # and the next reply can only read it (no answer, no other search)
+    assert ep.steps[1].info["hop"] == {"doc": "pep-0200", "query": '"pep 200"[infobox]',
+                                       "total": 1, "hits": ["pep-0200"]}
+    assert "Superseded-By: pep-0200" in ep.steps[1].observation
+    g = bb.calls[1]["grammar"]
+    assert "root ::= (fetch)" in g and "pep-0100" not in g
+    assert ep.accounting.searches == 2 and ep.accounting.stop_reason == "answer"
+    assert ep.answer == "06-May-2010" and [x.doc for x in ep.citations] == ["pep-0200"]
+
+
+def test_an_unfollowed_link_gives_no_answer(linked_db: Path) -> None:
+    bb = ScriptedBackbone(["fetch: 1 | infobox", "answer: 04-Mar-2001\ncite: pep-0100 | infobox"])
+    bud = Budgets(k=3, max_steps=1, compact=True, follow_links=True, span_answer=False,
+                  thought_chars=0)
+    with sieve_lite.open(linked_db) as c:
+        ep = Agent(bb, CollectionTools(c, "sieve", ranker="bm25"), "manual", bud).run(Q2)
+    assert not ep.answered and "pep-0200" in ep.accounting.no_answer
+    out = ep.to_json()
+    assert out["answer"] is None and out["answered"] is False
+    assert "pep-0200" in out["no_answer"]
+
+
+def test_typed_answers() -> None:
+    titles = ("New Frobnication",)
+    assert _type_mismatch("Bo New", "What is its title?", titles)
+    assert not _type_mismatch("New Frobnication", "What is its title?", titles)
+    assert _type_mismatch("Final", "Which Python version does it target?")
+    assert not _type_mismatch("3.8", "Which Python version does it target?")
+    # 'whose' in a relative clause does not make it a 'who' question
+    q = "In 2010, Bo New created a PEP whose title mentions 'new'; what is its title?"
+    assert question_target(q).kind == "what" and question_target(q).nouns == {"title"}
+    assert _whole_title("New", q, titles) == "New Frobnication"
+    assert _whole_title("New", "Who wrote it?", titles) == "New"
+
+
+def test_a_title_that_starts_with_a_word_of_the_question_is_accepted(linked_db: Path) -> None:
+    """Small models answer only header values that name what is asked; a whole title asked
+    for is one, even when its first word is the question's ('New' below)."""
+    q = "In May 2010, Bo New created a PEP whose title mentions 'new'; what is its title?"
+    bb = ScriptedBackbone(["fetch: 1 | infobox", "answer: New Frobnication", "answer: x"])
+    bud = Budgets(k=3, max_steps=2, compact=True, prose_answers=False, thought_chars=0)
+    with sieve_lite.open(linked_db) as c:
+        tools = CollectionTools(c, "sieve", ranker="bm25", compact=True)
+        ep = Agent(bb, tools, "manual", bud).run(q)
+    assert '"bo new"[author]' in ep.steps[0].info["plan"]
+    assert ep.answer == "New Frobnication", [s.error for s in ep.steps]
+
+
+def test_larger_models_keep_their_own_queries(linked_db: Path) -> None:
+    """A model with free BQL may write its own query beside the planner's ones."""
+    bb = ScriptedBackbone(["search: frobnication[title] AND date[2010]", "fetch: 1 | infobox",
+                           "answer: Final\ncite: pep-0200 | infobox"])
+    with sieve_lite.open(linked_db) as c:
+        ep = Agent(bb, CollectionTools(c, "sieve", ranker="bm25"), "manual",
+                   Budgets(span_answer=False)).run("What is the status of the 2010 "
+                                                   "frobnication PEP?")
+    assert ep.steps[0].info.get("plan", "").startswith("date[2010]")
+    assert ep.steps[1].info["total"] == 1 and ep.answer == "Final"
+    assert ep.accounting.fields.get("date", 0) >= 1
