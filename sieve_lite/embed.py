@@ -91,8 +91,9 @@ class TextEmbedder(Protocol):
     model_id: str
     dim: int
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
-        """L2-normalised float32 vectors, one row per text."""
+    def encode(self, texts: list[str], batch_size: int = 32, progress: Any = None) -> Any:
+        """L2-normalised float32 vectors, one row per text; ``progress(n)`` (optional, e.g.
+        ``EmbedMeter.add``) is told how many texts are done, per batch or once at the end."""
         ...
 
 
@@ -125,11 +126,13 @@ class Embedder:
             self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
+    def encode(self, texts: list[str], batch_size: int = 32, progress: Any = None) -> Any:
         import numpy as np
 
         vecs = self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
+        if progress is not None:
+            progress(len(texts))
         return np.asarray(vecs, dtype=np.float32)
 
 
@@ -322,7 +325,7 @@ class NumpyBert:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> Any:
+    def encode(self, texts: list[str], batch_size: int = 32, progress: Any = None) -> Any:
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -340,6 +343,8 @@ class NumpyBert:
                 mask[row, :len(e)] = 1
             with _one_blas_thread():
                 out[chunk] = self._forward(ids, mask)
+            if progress is not None:
+                progress(len(chunk))
         return out
 
 

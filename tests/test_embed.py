@@ -319,6 +319,9 @@ def test_int8_vectors_are_close_to_fp32(int8) -> None:
 @pytest.mark.slow
 def test_int8_is_deterministic(int8) -> None:
     texts = _fixture_documents()
+    meter = embed.EmbedMeter(total=len(texts))
+    first = int8.encode(texts, batch_size=8, progress=meter.add)
+    assert meter.done == len(texts) and meter.eta_s == 0
     first = int8.encode(texts)
     assert np.array_equal(first, int8.encode(texts))
     again = embed.OnnxInt8(None)  # a new session over the same cached export
@@ -393,3 +396,7 @@ def test_embed_meter_rate_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
     endless._clock = lambda: now[0]
     endless.add(5)
     assert endless.eta_s is None and endless.describe().startswith("embedding: 5 documents")
+    # the query embedder feeds a meter the same way, per batch
+    counts: list[int] = []
+    NumpyBert(None).encode(["a b", "c", "d e f"], batch_size=2, progress=counts.append)
+    assert counts == [2, 1]
