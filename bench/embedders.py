@@ -22,6 +22,19 @@ vector's cosine with sentence-transformers' (the vectors the build stores).
 
 Neither export is part of sieve-lite: they exist to measure the alternatives (the choice and
 its figures are in docs/architecture.md).
+
+Document embedders (issue 21: what a build embeds with), ``--docs N``::
+
+    python bench/embedders.py --docs 2000 -n 3          # the latency corpus' first 2,000
+    python bench/embedders.py --docs 300 --source peps  # PEP documents (collections/peps.db)
+
+One process loads sentence-transformers fp32 (``Embedder``, the reference: what builds used
+before) and the variants of ``OnnxInt8`` (int8 ONNX Runtime at 128 and 256 tokens, on all
+cores and on one) and, per round, embeds the same ``document_text`` of N documents with each
+in turn (interleaved, so load affects all alike). Printed: the median seconds over the
+rounds, the ratio to fp32's median, documents/s, and each variant's cosine to the fp32 vectors
+(min, 1st percentile, mean). The first round's vectors are compared with the second's
+(determinism).
 """
 
 from __future__ import annotations
@@ -173,6 +186,76 @@ def export_gguf(path: Path) -> None:
     w.close()
 
 
+def _doc_texts(n: int, source: str) -> list[str]:
+    """``document_text`` of the first ``n`` documents of the latency corpus (bench/corpus.py's
+    generator, seed 1) or of the shipped PEP collection."""
+    from sieve_lite.embed import document_text
+
+    if source == "peps":
+        import sieve_lite
+
+        with sieve_lite.open(ROOT / "collections" / "peps.db") as c:
+            ids = [i for (i,) in c.conn.execute("SELECT id FROM documents ORDER BY rowid LIMIT ?",
+                                                (n,))]
+            docs = [c.document(i) for i in ids]
+        return [document_text(d["title"], [s["text"] for s in d["sections"]]) for d in docs]
+    from corpus import generate
+
+    out = []
+    for d in generate(n, 1):
+        out.append(document_text(d["title"], [s["text"] for s in d.get("sections", [])]))
+        if len(out) == n:
+            break
+    return out
+
+
+def bench_documents(n: int, runs: int, source: str, variants: list[str]) -> None:
+    """Time the document embedders side by side in this process (see the module doc)."""
+    import time
+
+    import numpy as np
+
+    from sieve_lite.embed import Embedder, OnnxInt8
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    texts = _doc_texts(n, source)
+    made = {}
+    for v in ["st-fp32", *variants]:
+        t0 = time.perf_counter()
+        if v == "st-fp32":
+            made[v] = Embedder(None)
+        else:  # onnx-int8-<tokens>[-t<threads>]
+            parts = v.split("-")
+            threads = int(parts[3][1:]) if len(parts) > 3 else None
+            made[v] = OnnxInt8(None, max_tokens=int(parts[2]), threads=threads)
+        print(f"loaded {v} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    times: dict[str, list[float]] = {v: [] for v in made}
+    vecs: dict[str, list] = {v: [] for v in made}
+    load_before = os.getloadavg()
+    for r in range(runs):
+        for v, model in made.items():
+            t0 = time.perf_counter()
+            out = model.encode(texts)
+            times[v].append(time.perf_counter() - t0)
+            if r < 2:
+                vecs[v].append(out)
+            print(f"round {r + 1} {v}: {times[v][-1]:.1f} s", file=sys.stderr, flush=True)
+    load_after = os.getloadavg()
+    ref = vecs["st-fp32"][0]
+    base = statistics.median(times["st-fp32"])
+    print(f"{n} documents ({source}), {runs} rounds interleaved in one process, medians; load "
+          "average before " + " ".join(f"{x:.2f}" for x in load_before) + ", after "
+          + " ".join(f"{x:.2f}" for x in load_after))
+    print(f"{'embedder':<18} {'seconds':>8} {'x fp32':>7} {'docs/s':>7} {'cos min':>8} "
+          f"{'cos p1':>7} {'cos mean':>9} {'determ.':>8}")
+    for v in made:
+        med = statistics.median(times[v])
+        cos = np.sum(vecs[v][0] * ref, axis=1)
+        same = "yes" if len(vecs[v]) < 2 or np.array_equal(vecs[v][0], vecs[v][1]) else "NO"
+        print(f"{v:<18} {med:>8.1f} {med / base:>7.2f} {n / med:>7.1f} {cos.min():>8.4f} "
+              f"{np.percentile(cos, 1):>7.4f} {cos.mean():>9.5f} {same:>8}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", "--runs", type=int, default=5)
@@ -181,7 +264,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--gguf", type=Path, help="a GGUF file (see --export-gguf)")
     ap.add_argument("--export-onnx", type=Path, metavar="PATH")
     ap.add_argument("--export-gguf", type=Path, metavar="PATH")
+    ap.add_argument("--docs", type=int, default=0,
+                    help="time document embedders on this many documents instead")
+    ap.add_argument("--source", choices=["zipf", "peps"], default="zipf")
+    ap.add_argument("--variants", nargs="+",
+                    default=["onnx-int8-128", "onnx-int8-256", "onnx-int8-128-t1"],
+                    help="onnx-int8-<tokens>[-t<threads>] (all cores without -t)")
     opts = ap.parse_args(argv)
+    if opts.docs:
+        bench_documents(opts.docs, opts.runs, opts.source, opts.variants)
+        return
     if opts.export_onnx or opts.export_gguf:
         if opts.export_onnx:
             export_onnx(opts.export_onnx)

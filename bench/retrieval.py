@@ -29,18 +29,27 @@ Collections are built with embeddings (the default MiniLM model) and cached as
     python bench/retrieval.py                 # all sets, all rankers
     python bench/retrieval.py --sets peps --rankers bm25 bm25-doc --check
     python bench/retrieval.py --lexical --check   # bm25 and bm25-doc only, no embeddings
+    python bench/retrieval.py --embedders torch onnx --rankers dense hybrid
+
+``--embedders`` builds each set once per document embedder (``SIEVE_LITE_BUILD_EMBEDDER``:
+``torch`` = sentence-transformers fp32 at 256 tokens, what builds used before issue 21;
+``onnx`` = the int8 ONNX Runtime default) as ``bench/out/NAME-EMBEDDER.db`` and prints their
+rows one after the other, with the mean cosine between the two builds' vectors of the same
+documents. Queries are embedded the same way for both (``NumpyBert``, fp32).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+# ../shared beside the checkout; SIEVE_LITE_SHARED names another place (a git worktree's).
+SHARED = Path(os.environ.get("SIEVE_LITE_SHARED") or ROOT.parent / "shared")
 OUT = ROOT / "bench" / "out"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -99,17 +108,52 @@ def gold(q: dict) -> set[str]:
     return {t for t, *_ in q["supporting_facts"]}
 
 
-def collection(name: str, lexical: bool = False) -> Path:
+def collection(name: str, lexical: bool = False, embedder: str = "") -> Path:
     corpus, _, fmt = SETS[name]
-    path = OUT / f"{name}{'-lex' if lexical else ''}.db"
+    path = OUT / f"{name}{'-lex' if lexical else ''}{'-' + embedder if embedder else ''}.db"
     if path.exists() and stale(path):
         path.unlink()
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
         print(f"building {path}{'' if lexical else ' with embeddings (minutes)'}...",
               file=sys.stderr)
-        build_collection(iter_documents([corpus], fmt), path, embed=not lexical, quiet=True)
+        from sieve_lite import embed
+
+        before = os.environ.get(embed.BUILD_EMBEDDER_ENV)
+        if embedder:
+            os.environ[embed.BUILD_EMBEDDER_ENV] = embedder.rstrip("0123456789")
+        try:
+            started = time.perf_counter()
+            rep = build_collection(iter_documents([corpus], fmt), path, embed=not lexical,
+                                   quiet=True)
+            print(f"  built in {time.perf_counter() - started:.0f} s (embedding "
+                  f"{rep.timings.get('embed', 0):.0f} s)", file=sys.stderr)
+        finally:
+            if before is None:
+                os.environ.pop(embed.BUILD_EMBEDDER_ENV, None)
+            else:
+                os.environ[embed.BUILD_EMBEDDER_ENV] = before
     return path
+
+
+def vector_cosine(a: Path, b: Path) -> tuple[float, float]:
+    """(mean, min) cosine between two builds' stored vectors of the same document ids."""
+    import numpy as np
+
+    def read(path: Path) -> dict[str, bytes]:
+        conn = store.connect(path)
+        try:
+            return dict(conn.execute("SELECT d.id, v.embedding FROM doc_vectors v "
+                                     "JOIN documents d ON d.rowid = v.rowid"))
+        finally:
+            conn.close()
+
+    va, vb = read(a), read(b)
+    ids = sorted(va.keys() & vb.keys())
+    x = np.frombuffer(b"".join(va[i] for i in ids), dtype=np.float32).reshape(len(ids), -1)
+    y = np.frombuffer(b"".join(vb[i] for i in ids), dtype=np.float32).reshape(len(ids), -1)
+    cos = np.sum(x * y, axis=1)
+    return float(cos.mean()), float(cos.min())
 
 
 _embed_query = rank.embed_query
@@ -135,11 +179,13 @@ def source_docs(name: str) -> list[dict]:
     return [d.to_dict() for d in iter_documents([corpus], fmt) if isinstance(d, Document)]
 
 
-def run(name: str, rankers: list[str], check: bool = False, lexical: bool = False) -> dict:
+def run(name: str, rankers: list[str], check: bool = False, lexical: bool = False,
+        embedder: str = "") -> dict:
     _, qpath, _ = SETS[name]
     questions = load_questions(qpath)
     out: dict = {"questions": len(questions)}
-    with sieve_lite.open(collection(name, lexical)) as coll:
+    label = f"{name}{'/' + embedder if embedder else ''}"
+    with sieve_lite.open(collection(name, lexical, embedder)) as coll:
         for ranker in rankers:
             r2 = r5 = any5 = 0.0
             kinds: dict[str, list[int]] = {}
@@ -166,13 +212,13 @@ def run(name: str, rankers: list[str], check: bool = False, lexical: bool = Fals
                 out[ranker] = {"top5": round(100 * r5 / n, 1), "any@5": round(100 * any5 / n, 1),
                                "by_kind": {k: f"{sum(v)}/{len(v)}" for k, v in kinds.items()},
                                "ms_per_query": ms}
-                print(f"{name:9s} {ranker:8s} top5 {out[ranker]['top5']:5.1f}  any@5 "
+                print(f"{label:9s} {ranker:8s} top5 {out[ranker]['top5']:5.1f}  any@5 "
                       f"{out[ranker]['any@5']:5.1f}  by kind {out[ranker]['by_kind']}  "
                       f"({ms} ms/query)", flush=True)
                 continue
             out[ranker] = {"R@2": round(100 * r2 / n, 1), "R@5": round(100 * r5 / n, 1),
                            "ms_per_query": ms}
-            print(f"{name:9s} {ranker:8s} R@2 {out[ranker]['R@2']:5.1f}  "
+            print(f"{label:9s} {ranker:8s} R@2 {out[ranker]['R@2']:5.1f}  "
                   f"R@5 {out[ranker]['R@5']:5.1f}  ({ms} ms/query)", flush=True)
         if check:
             out["check"] = check_exact(name, coll, questions)
@@ -207,12 +253,33 @@ def main() -> None:
     ap.add_argument("--lexical", action="store_true",
                     help="collections without embeddings (bench/out/NAME-lex.db): bm25 and "
                          "bm25-doc only, minutes faster to build")
+    ap.add_argument("--embedders", nargs="+", choices=["torch", "onnx"], default=[],
+                    help="build and compare each set once per document embedder")
+    ap.add_argument("--onnx-tokens", type=int, default=0,
+                    help="cut documents at this many tokens in onnx builds (default: "
+                         "embed.FAST_MAX_TOKENS); the collection is named onnx<N>")
     args = ap.parse_args()
+    if args.onnx_tokens:
+        from sieve_lite import embed
+
+        embed.FAST_MAX_TOKENS = args.onnx_tokens
+        args.embedders = [f"onnx{args.onnx_tokens}" if e == "onnx" else e
+                          for e in args.embedders]
     if args.lexical:
         args.rankers = [r for r in args.rankers if r.startswith("bm25")]
     path = OUT / "retrieval.json"
     results = json.loads(path.read_text()) if path.exists() else {}  # keep other sets' rows
     for name in args.sets:
+        if args.embedders:
+            for emb in args.embedders:
+                results[f"{name}-{emb}"] = run(name, args.rankers, args.check, False, emb)
+            if len(args.embedders) == 2:
+                mean, low = vector_cosine(collection(name, False, args.embedders[0]),
+                                          collection(name, False, args.embedders[1]))
+                results[f"{name}-cosine"] = {"mean": round(mean, 5), "min": round(low, 5)}
+                print(f"{name:9s} cosine   {args.embedders[0]} vs {args.embedders[1]} stored "
+                      f"vectors: mean {mean:.5f}, min {low:.5f}")
+            continue
         results[name] = run(name, args.rankers, args.check, args.lexical)
         if "bm25" in results[name] and name in ANCHORS:
             print(f"{name:9s} anchor   BM25 R@5 {ANCHORS[name]} (HippoRAG)")

@@ -26,6 +26,8 @@ collection, which is what the zero-hit fallback ranks) and scores all of it.
 * **hybrid** is reciprocal rank fusion (k = 60) of the full bm25 run and the full dense run of
   the admitted set. Only the two top-``2k + 60`` lists can hold the fused top ``k`` (proof at
   ``hybrid``), so only their documents are fused, each with its rank counted over the whole run.
+  numpy produces the runs and those ranks; one SQL statement (``store.ranking.rrf``) fuses
+  them: ranks in, RRF scores and string ids out, ties by id.
 
 Ties break by the document's string id, ascending, everywhere, so results are deterministic.
 A bm25 run contains the documents with a positive score; admitted documents that match no
@@ -732,15 +734,17 @@ def _ranks_in_run(stats: _Stats, rows: np.ndarray, scores: np.ndarray,
     return out
 
 
-def fuse(stats: _Stats, cand: np.ndarray, ranks: Sequence[np.ndarray],
-         k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """RRF of candidates given their 1-based rank in each run (0 = absent): score = sum of
-    1 / (60 + rank) over the runs holding it; best first, ties by id."""
-    score = np.zeros(len(cand), dtype=np.float64)
+def fuse(conn: Any, cand: np.ndarray, ranks: Sequence[np.ndarray],
+         k: int | None = None) -> list[Ranked]:
+    """RRF of candidates given their 1-based rank in each run (0 = absent from it), fused in
+    SQL (``store.ranking.rrf``): score = sum of 1 / (60 + rank) over the runs holding it;
+    best first, ties by id; the top ``k`` (all when None)."""
+    runs = []
     for r in ranks:
-        score += np.where(r > 0, 1.0 / (RRF_K + np.maximum(r, 1)), 0.0)
-    keep = score > 0
-    return _sort(stats, cand[keep], score[keep], k)
+        r = np.asarray(r, dtype=np.int64)
+        present = r > 0
+        runs.append((cand[present], r[present]))
+    return [Ranked(int(r), i, float(s)) for r, i, s in sql.rrf(conn, runs, RRF_K, k)]
 
 
 def hybrid(coll: Any, terms: Sequence[ScoringTerm], qvec: np.ndarray,
@@ -763,7 +767,9 @@ def hybrid(coll: Any, terms: Sequence[ScoringTerm], qvec: np.ndarray,
     else:
         d_rows, d_sc = _dense_order_sqlite(coll.conn, qvec, admitted)
     cand = np.union1d(_sort(stats, b_rows, b_sc, depth)[0], _sort(stats, d_rows, d_sc, depth)[0])
-    rows, scores = fuse(stats, cand, [_ranks_in_run(stats, b_rows, b_sc, cand),
-                                      _ranks_in_run(stats, d_rows, d_sc, cand)], k)
+    # numpy ranks the runs; one SQL statement fuses them (the design's RRF in SQL) and
+    # returns the string ids with the scores.
+    fused = fuse(coll.conn, cand, [_ranks_in_run(stats, b_rows, b_sc, cand),
+                                   _ranks_in_run(stats, d_rows, d_sc, cand)], k)
     # Admitted documents with neither a bm25 score nor a vector still get a rank: last.
-    return fill_by_id(coll, _ranked(coll.conn, rows, scores), admitted, k)
+    return fill_by_id(coll, fused, admitted, k)

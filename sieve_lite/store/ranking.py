@@ -2,12 +2,14 @@
 
 Passage-level BM25 reads ``passage_postings`` through ``store.passages``; this module holds the
 rest: document lengths and id order, the document-level BM25 of ``bm25-doc`` (term frequencies
-from the per-value FTS5 tables), string ids of rowids, and the stored vectors.
+from the per-value FTS5 tables), string ids of rowids, the stored vectors, and the reciprocal
+rank fusion of ``hybrid`` (``rrf``).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
@@ -93,3 +95,41 @@ def dense_sqlite(conn: apsw.Connection, qvec: np.ndarray,
         params.append(_carray(admitted))
     sql += " ORDER BY sim DESC, dd.id"
     return conn.execute(sql, params).fetchall()
+
+
+# Reciprocal rank fusion of ranked runs in one statement: ranks in, RRF scores out, ties by
+# id. ?1 holds every run's (document, rank) pairs, each as one int64 ``rank << 32 | rowid``
+# (1-based ranks counted over the whole run; a document absent from a run has no pair of it),
+# in one carray: a document's score is the sum over its pairs, whichever run they come from.
+# ?2 is RRF's k (60) and ?3 how many to return (-1: all). Packed pairs bind as one array with
+# no join on positions: measured 2x faster than a JSON object per run through json_each (0.14
+# against 0.25 ms at k = 5, 0.43 against 0.87 at k = 100). For hybrid's two runs, sum() gives
+# numpy's a + b exactly (SQLite sums with compensation, which for two terms is the correctly
+# rounded a + b), so equal fused scores stay equal and the id breaks the tie.
+_RRF_SQL = f"""
+SELECT f.doc, d.id, f.score FROM (
+    SELECT value & {(1 << 32) - 1} AS doc, sum(1.0 / (?2 + (value >> 32))) AS score
+    FROM carray(?1) GROUP BY doc
+) AS f JOIN documents d ON d.rowid = f.doc
+ORDER BY f.score DESC, d.id
+LIMIT ?3"""
+
+
+def rrf(conn: apsw.Connection, runs: Sequence[tuple[np.ndarray, np.ndarray]], k_rrf: int,
+        limit: int | None = None) -> list[tuple[int, str, float]]:
+    """Reciprocal rank fusion of ``runs``, each (rowids, their 1-based ranks in that run):
+    (rowid, id, score) best first, ties by id, the top ``limit`` (all when None). A document
+    scores 1 / (k_rrf + rank) summed over the runs holding it; rowids that are no document are
+    dropped (the join). Rowids must be below 2**32 and ranks below 2**31 (the packing)."""
+    packed = []
+    for rowids, ranks in runs:
+        rows = np.asarray(rowids, dtype=np.int64)
+        rk = np.asarray(ranks, dtype=np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= 1 << 32 or rk.min() < 1
+                          or rk.max() >= 1 << 31):
+            raise ValueError("RRF takes rowids below 2**32 and ranks from 1 to 2**31 - 1")
+        packed.append((rk << 32) | rows)
+    pairs = np.concatenate(packed) if packed else np.zeros(0, np.int64)
+    # nothing: carray's [-1] stands in, rank -1 of rowid 2**32 - 1, which is no document
+    return conn.execute(_RRF_SQL, (_carray(pairs), int(k_rrf),
+                                   -1 if limit is None else int(limit))).fetchall()
