@@ -70,6 +70,7 @@ def build(sets: list[str]) -> None:
         db, _ = SETS[name]
         if db.exists():
             continue
+        db.parent.mkdir(parents=True, exist_ok=True)  # bench/out/ is not in git
         corpus, fmt = SOURCES.get(name) or (next(
             p for p in (QA / name / "corpus.json", QA / name / "corpus.jsonl") if p.exists()),
             name)
