@@ -259,13 +259,8 @@ def routes(state: Any) -> list[Any]:
                                "k": PAGE_K, "ranker": "", "result": None, "error": None,
                                "action": href}
         try:
-            query, k_text, ranker = params(request)
-            ctx.update(query=query, ranker=ranker or "")
-            k = _int(k_text, PAGE_K, 1, MAX_K if as_json else PAGE_MAX_K)
-            ctx["k"] = k
+            query, k, ranker = read_form(request, ctx, as_json)
             if not query.strip():
-                if as_json:
-                    raise QueryError("give a query: ?q=QUERY")
                 return page("collection.html", **ctx)
             cname, res = run_search(entry.name, query, k, ranker)
         except SieveError as e:
@@ -277,6 +272,17 @@ def routes(state: Any) -> list[Any]:
             return json_response(search_object(res, cname))
         ctx["result"] = result_view(res, cname, query, entry.fields, href, k, ranker)
         return page("collection.html", **ctx)
+
+    def read_form(request: Request, ctx: dict[str, Any], as_json: bool
+                  ) -> tuple[str, int, str | None]:
+        """A search form's query, k and ranker, recorded in ``ctx`` for the page; a JSON
+        twin asked without a query is a ``QueryError`` (a page shows the empty form)."""
+        query, k_text, ranker = params(request)
+        ctx.update(query=query, ranker=ranker or "")
+        k = ctx["k"] = _int(k_text, PAGE_K, 1, MAX_K if as_json else PAGE_MAX_K)
+        if not query.strip() and as_json:
+            raise QueryError("give a query: ?q=QUERY")
+        return query, k, ranker
 
     def result_view(res: Any, cname: str, query: str, fields: Any, href: str, k: int,
                     ranker: str | None) -> dict[str, Any]:
@@ -297,13 +303,8 @@ def routes(state: Any) -> list[Any]:
         ctx: dict[str, Any] = {"nav": "search", "query": "", "k": PAGE_K, "ranker": "",
                                "groups": [], "error": None}
         try:
-            query, k_text, ranker = params(request)
-            ctx.update(query=query, ranker=ranker or "")
-            k = _int(k_text, PAGE_K, 1, MAX_K if as_json else PAGE_MAX_K)
-            ctx["k"] = k
+            query, k, ranker = read_form(request, ctx, as_json)
             if not query.strip():
-                if as_json:
-                    raise QueryError("give a query: ?q=QUERY")
                 return page("search_all.html", **ctx)
             found = [run_search(e.name, query, k, ranker) for e in pool.entries.values()]
         except SieveError as e:
