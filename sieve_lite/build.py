@@ -116,8 +116,22 @@ def peak_rss_mb() -> tuple[float, float]:
     except ImportError:  # pragma: no cover - not Unix
         return 0.0, 0.0
     kb = 1024 if sys.platform != "darwin" else 1 << 20  # ru_maxrss: KB on Linux, B on macOS
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / kb,
+    return (_own_peak_kb() / 1024 or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / kb,
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / kb)
+
+
+def _own_peak_kb() -> float:
+    """This process image's peak RSS (Linux ``VmHWM``), 0 where unknown. Not ``ru_maxrss``:
+    Linux carries it across ``exec``, so a build started by a large process (a test runner
+    holding models) would report that process's size as its own."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return 0.0
 
 
 def _mark(report: BuildReport, step: str) -> None:

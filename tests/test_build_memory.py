@@ -47,3 +47,16 @@ def test_build_under_an_address_space_cap(tmp_path: Path) -> None:
         hits = coll.search("s49", k=5, ranker="bm25")
         assert hits.total == 1000
     assert [p.name for p in tmp_path.iterdir()] == ["capped.db"]  # no run file, no temp left
+
+
+def test_a_build_reports_its_own_peak_not_its_parents() -> None:
+    """Linux keeps ``ru_maxrss`` across exec: a build started by a large process (a test run
+    holding models: 1.1 GB in CI) reported that size as its own. The peak is the image's."""
+    ballast = bytearray(700 << 20)
+    for i in range(0, len(ballast), 4096):  # touched, so resident
+        ballast[i] = 1
+    run = subprocess.run([sys.executable, "-c", "from sieve_lite.build import peak_rss_mb; "
+                          "print(peak_rss_mb()[0])"], capture_output=True, text=True, timeout=120)
+    del ballast
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert 0 < float(run.stdout) < 400
