@@ -283,6 +283,23 @@ def embed_text(coll: Any, query: str) -> str | None:
     return rk.query_text(words) if words else None
 
 
+def zero_hits(res: SearchResult, strict: bool, has_words: bool, documents: int) -> bool:
+    """What a selection that admitted nothing does (one-file and sharded search alike): with
+    ``strict`` or no positive words, a note; else the flagged fallback over all ``documents``.
+    Returns whether the fallback runs."""
+    if strict:
+        res.notes.append("strict: the selection admitted nothing and fallback is off")
+    elif not has_words:
+        res.notes.append("the selection admitted nothing and the query has no positive "
+                         "words to fall back on")
+    else:
+        res.fallback = True
+        res.fallback_reason = ("the selection admitted no document: the whole collection "
+                               "is ranked by the query's positive words instead")
+        res.ranked = documents
+    return res.fallback
+
+
 def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
            strict: bool = False, embed: Embed | None = None) -> SearchResult:
     """Run a BQL query on an open collection (see the module docstring). ``embed``: how the
@@ -295,16 +312,7 @@ def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
                        k=k, strict=strict, ranked=len(admitted))
     if len(admitted) == 0:
         res.clause_counts = clause_counts(coll, node)
-        if strict:
-            res.notes.append("strict: the selection admitted nothing and fallback is off")
-        elif not words:
-            res.notes.append("the selection admitted nothing and the query has no positive "
-                             "words to fall back on")
-        else:
-            res.fallback = True
-            res.fallback_reason = ("the selection admitted no document: the whole collection "
-                                   "is ranked by the query's positive words instead")
-            res.ranked = coll.documents
+        zero_hits(res, strict, bool(words), coll.documents)
     ranked: list[rk.Ranked] = []
     if len(admitted) or res.fallback:
         # None = the whole collection: what the fallback ranks.

@@ -199,7 +199,7 @@ class Coordinator:
         replaces the query embedder, as in ``Collection.search`` (servers batch it)."""
         from .. import rank as rk
         from ..cards import body_words
-        from ..search import Hit, SearchResult, _check, parse
+        from ..search import Hit, SearchResult, _check, parse, zero_hits
 
         _check(ranker, k)
         node = parse(self, query)
@@ -237,17 +237,8 @@ class Coordinator:
             counts = self.call("clause_counts", node)
             res.clause_counts = [(c, sum(got[i][1] for got in counts))
                                  for i, (c, _) in enumerate(counts[0])]
-            if strict:
-                res.notes.append("strict: the selection admitted nothing and fallback is off")
-            elif not words:
-                res.notes.append("the selection admitted nothing and the query has no "
-                                 "positive words to fall back on")
-            else:
-                fallback = res.fallback = True
-                res.fallback_reason = ("the selection admitted no document: the whole "
-                                       "collection is ranked by the query's positive words "
-                                       "instead")
-                res.ranked = self.documents
+            fallback = zero_hits(res, strict, bool(words), self.documents)
+            if fallback:
                 parts = self.call("run", node, eff, k, qvec, dfs, True, key)
         hits: list[tuple[float, str, int]] = []
         if res.total or fallback:
