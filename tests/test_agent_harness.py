@@ -333,15 +333,15 @@ def test_small_models_answer_once_a_key_of_the_question_is_read(coll) -> None:
 
 
 def test_answers_of_the_wrong_type_are_no_answer() -> None:
-    from sieve_lite.agent.loop import _type_mismatch
+    from sieve_lite.agent.answers import type_mismatch
 
-    assert _type_mismatch("PEP 649", "Who co-authored the proposal?")
-    assert not _type_mismatch("Guido van Rossum", "Who wrote it?")
-    assert _type_mismatch("Final", "When was it created?")
-    assert not _type_mismatch("08-Mar-2002", "When was it created?")
-    assert not _type_mismatch("March 2002", "On what date was it created?")
-    assert _type_mismatch("Deferred", "On what date was it created?")
-    assert not _type_mismatch("anything", "Which PEP introduced it?")
+    assert type_mismatch("PEP 649", "Who co-authored the proposal?")
+    assert not type_mismatch("Guido van Rossum", "Who wrote it?")
+    assert type_mismatch("Final", "When was it created?")
+    assert not type_mismatch("08-Mar-2002", "When was it created?")
+    assert not type_mismatch("March 2002", "On what date was it created?")
+    assert type_mismatch("Deferred", "On what date was it created?")
+    assert not type_mismatch("anything", "Which PEP introduced it?")
 
 
 def test_no_search_when_its_results_could_not_be_read(coll) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 import sieve_lite
+from sieve_lite.agent.answers import type_mismatch, whole_title
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.hops import references
-from sieve_lite.agent.loop import Agent, Budgets, _type_mismatch, _whole_title
+from sieve_lite.agent.loop import Agent, Budgets
 from sieve_lite.agent.plan import clauses, date_clauses, plan
 from sieve_lite.agent.spans import question_target
 from sieve_lite.agent.tools import CollectionTools
@@ -166,15 +167,15 @@ def test_an_unfollowed_link_gives_no_answer(linked_db: Path) -> None:
 
 def test_typed_answers() -> None:
     titles = ("New Frobnication",)
-    assert _type_mismatch("Bo New", "What is its title?", titles)
-    assert not _type_mismatch("New Frobnication", "What is its title?", titles)
-    assert _type_mismatch("Final", "Which Python version does it target?")
-    assert not _type_mismatch("3.8", "Which Python version does it target?")
+    assert type_mismatch("Bo New", "What is its title?", titles)
+    assert not type_mismatch("New Frobnication", "What is its title?", titles)
+    assert type_mismatch("Final", "Which Python version does it target?")
+    assert not type_mismatch("3.8", "Which Python version does it target?")
     # 'whose' in a relative clause does not make it a 'who' question
     q = "In 2010, Bo New created a PEP whose title mentions 'new'; what is its title?"
     assert question_target(q).kind == "what" and question_target(q).nouns == {"title"}
-    assert _whole_title("New", q, titles) == "New Frobnication"
-    assert _whole_title("New", "Who wrote it?", titles) == "New"
+    assert whole_title("New", q, titles) == "New Frobnication"
+    assert whole_title("New", "Who wrote it?", titles) == "New"
 
 
 def test_a_title_that_starts_with_a_word_of_the_question_is_accepted(linked_db: Path) -> None:

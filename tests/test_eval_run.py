@@ -446,3 +446,20 @@ def test_one_writer_per_folder(toy_db: Path, tmp_path: Path) -> None:
         assert look.summary["meta"]["tasks_done"] == 1 and results.read_bytes() == before
     done = run_eval(toy_db, QUESTIONS, tmp_path, opts, counter=WordCounter())
     assert done.resumed == 1 and len(read_results(results)) == 3
+
+
+def test_model_processes_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs N gives each model process cores / N llama.cpp threads (its threads spin while
+    waiting for each other, so oversubscribed cores slow every episode down)."""
+    from sieve_lite.agent import backbones
+    from sieve_lite.eval import runner
+
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 8)
+    assert runner.threads_per_job(1) is None
+    assert runner.threads_per_job(2) == 4
+    assert runner.threads_per_job(16) == 1
+    made: list[dict] = []
+    monkeypatch.setattr(backbones, "LlamaBackbone",
+                        lambda model, **kw: made.append(kw) or object())
+    runner.default_backbone_factory(EvalOptions(jobs=4))("sieve")
+    assert made[-1]["n_threads"] == 2

@@ -334,11 +334,13 @@ class HttpBackbone:
 
 
 def make_backbone(model: str | None = None, backbone: str | None = None,
-                  n_ctx: int = DEFAULT_N_CTX, timeout: float = 300.0) -> Backbone:
-    """``--backbone URL`` wins; otherwise the in-process model (``--model`` or the default)."""
+                  n_ctx: int = DEFAULT_N_CTX, timeout: float = 300.0,
+                  n_threads: int | None = None) -> Backbone:
+    """``--backbone URL`` wins; otherwise the in-process model (``--model`` or the default,
+    on ``n_threads`` threads: all cores by default)."""
     if backbone:
         return HttpBackbone(backbone, model=model or "", n_ctx=n_ctx, timeout=timeout)
-    return LlamaBackbone(model, n_ctx=n_ctx)
+    return LlamaBackbone(model, n_ctx=n_ctx, n_threads=n_threads)
 
 
 def model_size(backbone: Any) -> int | None:

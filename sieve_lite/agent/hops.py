@@ -125,4 +125,16 @@ def _admits_doc(coll: Any, query: str, doc: str) -> bool:
     return any(str(h.id) == doc for h in res.results)
 
 
-__all__ = ["Reference", "references"]
+
+
+def link_text(hop: Reference, hits: list[Any]) -> str:
+    """What follows a read whose link the question asks about: the linked document's card
+    (from the engine's search for it) and the instruction to read it next."""
+    cards = "\n".join(h.card for h in hits if h.id == hop.doc) or "\n".join(
+        h.card for h in hits)
+    what = f"{hop.key}: " if hop.key else ""
+    return (f"\n\nThe question asks about the document this names ({what}{hop.doc}). "
+            f"search: {hop.query}\n{cards}\nRead it next.")
+
+
+__all__ = ["Reference", "link_text", "references"]

@@ -25,129 +25,43 @@ observations that say how to fix them. Anything else raised by the engine or a b
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import QueryError, SectionError
 from ..words import words
+from .answers import ASKS_TITLE, focus_words, says_more, type_mismatch, unsupported, whole_title
 from .backbones import Backbone, Message
-from .spans import Source, SpanIndex, answer_starts, chunk_words, header_starts, keyed_values
-from .steps import Action, Answer, Citation, Fetch, Search, Step, action_to_json
+from .profile import Budgets
+from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
+from .steps import (
+    NO_ANSWER,
+    Accounting,
+    Action,
+    Answer,
+    Citation,
+    Episode,
+    Fetch,
+    Search,
+    Step,
+    action_to_json,
+)
 from .syntax import ActionError, action_grammar, parse_action
-from .tools import WHOLE_DOCUMENT, Hit, SearchOutcome, Tools, excerpt, query_features
+from .tools import (
+    WHOLE_DOCUMENT,
+    Hit,
+    SearchOutcome,
+    Tools,
+    excerpt,
+    query_features,
+    results_text,
+)
 
 ANSWER_PREFILL = "answer: "
 OUTLINE = "(sections)"
-NO_ANSWER = "(no answer)"
-
-
-@dataclass
-class Budgets:
-    """The paper's budgets and our context policy."""
-
-    k: int = 5
-    max_steps: int = 100
-    read_tokens: int = 12_000     # per read (fetch or visit)
-    read_share: float = 0.5       # ... and at most this share of the context window
-    context_stop: float = 0.90    # ask for the final answer at this share of the window
-    trim_at: float = 0.75         # start stubbing old observations here
-    trim_to: float = 0.50         # ... until the prompt is under this share
-    action_tokens: int = 256      # max tokens of one action reply
-    answer_tokens: int = 160      # max tokens of a forced answer
-    # The harness (issue 8): what a small model needs to be useful.
-    seed: bool = True             # step 0: the engine ranks the question's words
-    span_answer: bool = True      # in-process: an answer can only copy shown text
-    paper_forced_answer: bool = False  # the paper's prefilled answer at the cap (mode study)
-    suggest: bool = True          # offer searches built from the question (queries.py)
-    free_search: bool = True      # ... and any well-formed query besides them
-    compact: bool = False         # short manual and cards (small models)
-    sections_shown: int = 0       # sections offered per card, best first (0: all)
-    thought_chars: int = 160      # 0: no thought line
-    stall_limit: int = 3          # stop after this many actions in a row without progress
-    max_answer_chunks: int = 1500  # shown text offered to the answer grammar, in chunks
-    answer_when_keyed: bool = False  # answer right after a read with a 'key: value' match
-    # Small models: answer only with the value of a header line that names what is asked
-    # (bench/ask.py: SmolLM2-135M copied a right answer out of prose 1 time in 20).
-    prose_answers: bool = True
-    read_before_search: bool = False  # the first action is a read of step 0's cards
-    plan: bool = True             # sieve mode: step 0 runs the planner's BQL (plan.py)
-    follow_links: bool = False    # small models: a read naming the linked document the
-    #                               question asks about leads to it next (hops.py)
-
-
-@dataclass
-class Accounting:
-    """What an episode cost. Distinct tokens count every prompt segment (manual, question,
-    observation, instruction, stub) and every model output once, by the backbone's tokenizer;
-    accumulated prompt tokens add up each call's whole prompt as the backbone reported it."""
-
-    distinct_tokens: int = 0
-    accumulated_prompt_tokens: int = 0
-    completion_tokens: int = 0
-    llm_calls: int = 0
-    steps: int = 0
-    searches: int = 0
-    fetches: int = 0
-    fallbacks: int = 0
-    errors: int = 0
-    repairs: int = 0
-    trims: int = 0
-    peak_prompt_tokens: int = 0
-    operators: dict[str, int] = field(default_factory=dict)
-    fields: dict[str, int] = field(default_factory=dict)
-    model_seconds: float = 0.0
-    engine_seconds: float = 0.0
-    wall_seconds: float = 0.0
-    stop_reason: str = ""         # answer, step-cap, context, no-progress, nothing-left
-    forced: bool = False          # the answer had to be prefilled (the paper's forcing)
-    seeded: bool = False          # step 0 ran (its search is in searches and engine time)
-    repeats: int = 0              # actions that repeated an earlier one (refused)
-    grounded: bool = False        # the answer is a span of text shown in the episode
-    no_answer: str = ""           # why the episode ended without an answer
-
-    @property
-    def engine_share(self) -> float:
-        return self.engine_seconds / self.wall_seconds if self.wall_seconds else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("model_seconds", "engine_seconds", "wall_seconds"):
-            d[key] = round(d[key], 4)
-        d["engine_share"] = round(self.engine_share, 4)
-        return d
-
-
-@dataclass
-class Episode:
-    """One question answered."""
-
-    question: str
-    mode: str
-    answer: str
-    citations: list[Citation]
-    steps: list[Step]
-    accounting: Accounting
-    evidence: list[dict[str, str]] = field(default_factory=list)  # best text read, no answer
-
-    @property
-    def answered(self) -> bool:
-        return self.answer != NO_ANSWER
-
-    def to_json(self) -> dict[str, Any]:
-        # No answer is null (with the reason in "no_answer"), never a string that could be
-        # mistaken for one.
-        return {"question": self.question, "mode": self.mode,
-                "answer": self.answer if self.answered else None,
-                "answered": self.answered,
-                "no_answer": None if self.answered else (self.accounting.no_answer
-                                                         or "no answer"),
-                "citations": [asdict(c) for c in self.citations],
-                "evidence": self.evidence,
-                "accounting": self.accounting.to_json()}
 
 
 @dataclass
@@ -204,7 +118,7 @@ class Agent:
         self._stall = 0
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
-        self._focus = _focus_words(question)
+        self._focus = focus_words(question)
         if hasattr(self.tools, "focus"):
             self.tools.focus = self._focus
         if hasattr(self.tools, "question_text"):
@@ -305,17 +219,21 @@ class Agent:
     def _take_hits(self, res: SearchOutcome, step: Step) -> int:
         """Remember a result's cards; returns how many documents are new to the episode."""
         new = sum(1 for h in res.hits if h.id not in self.cards)
-        self.last_hits = res.hits
-        for h in res.hits:
-            self.seen.pop(h.id, None)
-            self.seen[h.id] = h.sections
-            self.cards[h.id] = h
+        self._show(res.hits)
         step.info.update({"total": res.total, "fallback": res.fallback,
                           "engine_query": res.engine_query, "notes": res.notes,
                           "clause_counts": res.clause_counts, "new_documents": new,
                           "hits": [{"rank": h.rank, "id": h.id, "title": h.title,
                                     "card": h.card, "data": h.data} for h in res.hits]})
         return new
+
+    def _show(self, hits: list[Hit]) -> None:
+        """Cards now on screen: the last result, and every document seen (newest last)."""
+        self.last_hits = hits
+        for h in hits:
+            self.seen.pop(h.id, None)
+            self.seen[h.id] = h.sections
+            self.cards[h.id] = h
 
     # -- one step --------------------------------------------------------------------------
     def _step(self, prompt: int, grammar: str | None) -> Answer | None:
@@ -418,7 +336,7 @@ class Agent:
         offered. With ``follow_links`` (small models), the link the question asks about is
         searched at once by the engine (its card is shown after the read, and it counts as a
         search) and reading it is the next step. Returns text to show after the read."""
-        from .hops import references
+        from .hops import link_text, references
 
         coll = getattr(self.tools, "coll", None)
         if coll is None:
@@ -438,18 +356,10 @@ class Agent:
             step.engine_seconds += time.perf_counter() - t0
         self.done[("search", _norm_query(hop.query))] = step.index
         self.acc.searches += 1
-        self.last_hits = res.hits
-        for h in res.hits:
-            self.seen.pop(h.id, None)
-            self.seen[h.id] = h.sections
-            self.cards[h.id] = h
+        self._show(res.hits)
         step.info["hop"] = {"doc": hop.doc, "query": hop.query, "total": res.total,
                             "hits": [h.id for h in res.hits]}
-        cards = "\n".join(h.card for h in res.hits if h.id == hop.doc) or "\n".join(
-            h.card for h in res.hits)
-        what = f"{hop.key}: " if hop.key else ""
-        return (f"\n\nThe question asks about the document this names ({what}{hop.doc}). "
-                f"search: {hop.query}\n{cards}\nRead it next.")
+        return link_text(hop, res.hits)
 
     def _was_read(self, doc: str) -> bool:
         return any(d == doc for d, _s in self.read)
@@ -476,25 +386,8 @@ class Agent:
                               thought_chars=self.budgets.thought_chars)
 
     def _search_text(self, res: SearchOutcome) -> str:
-        shown = f"ranks 1-{len(res.hits)}" if res.hits else "nothing"
-        if self.mode == "sieve":
-            head = f"{res.total} documents match; showing {shown}."
-        else:
-            head = f"{res.total} documents share a word with the query; showing {shown}."
-        lines = [head]
-        if res.fallback:
-            counts = _clause_counts_text(res.clause_counts)
-            lines = ["No document matches the whole query"
-                     + (f" (documents per clause: {counts})" if counts else "")
-                     + ". Showing the best matches for its words instead; loosen or drop the "
-                       "clause with 0 documents."]
-        if not res.hits:
-            lines.append("Try fewer or other words, a prefix (word*) or a wider field.")
-        lines.extend(h.card for h in res.hits)
-        left = self._queries_left()
-        if self.budgets.compact and left:
-            lines.append("Searches you can run: " + " | ".join(left))
-        return "\n".join(lines)
+        left = self._queries_left() if self.budgets.compact else []
+        return results_text(res, self.mode, left)
 
     # -- answers ---------------------------------------------------------------------------
     def _accept(self, action: Answer, step: Step, final: bool) -> Answer:
@@ -515,16 +408,17 @@ class Agent:
             if grounded.trimmed:
                 step.info["answer_trimmed_from"] = text
             titles = tuple(self.titles.values())
-            as_title = _whole_title(grounded.text, self.question, titles)
-            whole_title = _ASKS_TITLE.search(" ".join(words(self.question))) and any(
+            as_title = whole_title(grounded.text, self.question, titles)
+            is_title = ASKS_TITLE.search(" ".join(words(self.question))) and any(
                 words(as_title) == words(t) for t in titles)
             # a whole title asked for is supported by being one (its first word may well be
             # a word of the question: 'Assignment Expressions' for a title mentioning it)
-            why = "" if whole_title else self._unsupported(spans, grounded)
+            why = "" if is_title else unsupported(spans, grounded, self.question, self._focus,
+                                                   self.budgets.prose_answers)
             if why:
                 return self._reject(step, final, why)
             text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
-            text = _whole_title(text, self.question, tuple(self.titles.values()))
+            text = whole_title(text, self.question, tuple(self.titles.values()))
             if text != grounded.text:
                 step.info["answer_item_of"] = grounded.text
             # Cite what really holds the span: the model's citations that do, else the read
@@ -537,42 +431,16 @@ class Agent:
                 step.info["citation_from_span"] = True
             cites = kept or cites
             self.acc.grounded = True
-        mismatch = _type_mismatch(text, self.question, tuple(self.titles.values()))
+        mismatch = type_mismatch(text, self.question, tuple(self.titles.values()))
         if mismatch:
             return self._reject(step, final, mismatch)
-        if not _says_more(text, self.question):
+        if not says_more(text, self.question):
             return self._reject(step, final, f"the answer {text!r} only repeats words of the "
                                 "question; answer with what you read")
         if not cites:
             return self._reject(step, final, "the answer cites no section read in this "
                                 "episode")
         return Answer(text, tuple(cites), action.thought)
-
-    def _unsupported(self, spans: SpanIndex, grounded: Any) -> str:
-        """Why a grounded span does not answer the question ('' when it may): it must be the
-        value of a 'key: value' line whose key names what is asked, or have some of the
-        question's words near it where it was read. A span with nothing of the question
-        around it is a guess: no answer is better."""
-        from .queries import STOPWORDS
-
-        src = spans.sources[grounded.source] if grounded.source >= 0 else None
-        if src is None:
-            return ""
-        one = SpanIndex([src], max_chunks=1 << 30)
-        first = chunk_words(grounded.text)[:1]
-        if first and first[0] in header_starts(one, self.question, STOPWORDS):
-            return ""
-        if not self.budgets.prose_answers:
-            return ("only the value of a header line that names what the question asks for "
-                    "is accepted from a model this small")
-        if spans.on_key_line(grounded):
-            return ("that is the value of a header line that is not what the question asks "
-                    "for")
-        stems = {w[:5] for w in self._focus}
-        if spans.support(grounded, stems) >= 1:
-            return ""
-        return ("nothing the question asks about is near that text; answer with the words "
-                "next to the question's own words in what you read")
 
     def _reject(self, step: Step, final: bool, why: str) -> Answer:
         if final:
@@ -895,7 +763,7 @@ class Agent:
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS
 
-        if self.titles and _ASKS_TITLE.search(" ".join(words(self.question))):
+        if self.titles and ASKS_TITLE.search(" ".join(words(self.question))):
             # 'what is its title': the answer is the title of a document read, nothing else
             keys = self._answer_keys()
             titles = list(dict.fromkeys(self.titles[d] for d, _s in keys if d in self.titles))
@@ -1011,62 +879,6 @@ def _norm_query(query: str) -> str:
     return " ".join(query.split()).casefold()
 
 
-def _focus_words(question: str) -> list[str]:
-    """The question's content words (what reads and sections are ordered and cut by)."""
-    from .queries import STOPWORDS
-
-    return [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS]
-
-
-_CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin", "al"}
-
-
-_ASKS_TITLE = re.compile(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b")
-_ASKS_VERSION = re.compile(r"\b(what|which) (python )?(version|release)\b")
-
-
-def _whole_title(answer: str, question: str, titles: tuple[str, ...]) -> str:
-    """For 'what is its title': a span inside one read document's title is that whole title
-    (a small model stops early: 'Postfix' for 'Postfix type declarations')."""
-    if not _ASKS_TITLE.search(" ".join(words(question))):
-        return answer
-    norm = f" {' '.join(words(answer))} "
-    hits = [t for t in dict.fromkeys(titles) if norm.strip() and norm in f" {' '.join(words(t))} "]
-    return hits[0] if len(hits) == 1 else answer
-
-
-def _type_mismatch(answer: str, question: str, titles: tuple[str, ...] = ()) -> str:
-    """Why an answer is not of the type the question asks for ('' when it is): a 'who'
-    answer is a name (capitalised words, no digits); a 'when' answer has a number or a
-    month; a 'what is its title' answer is the whole title of a document read (``titles``);
-    a 'which version' answer has a number. Prefer no answer to one of the wrong kind."""
-    q = " ".join(words(question))
-    if _ASKS_TITLE.search(q):
-        norm = " ".join(words(answer))
-        ok = any(norm == " ".join(words(t)) for t in titles)
-        return "" if ok else f"the question asks for a title, and {answer!r} is not one"
-    if _ASKS_VERSION.search(q) and not any(c.isdigit() for c in answer):
-        return f"the question asks which version, and {answer!r} has no number"
-    toks = answer.replace(",", " ").split()
-    if re.match(r"(who|whom)\b", q):
-        ok = toks and all((t[:1].isupper() and not any(c.isdigit() for c in t))
-                          or t.lower() in _CONNECTORS or t.lower() == "and" for t in toks)
-        return "" if ok else f"the question asks who, and {answer!r} is not a name"
-    if re.match(r"when\b", q) or re.search(r"\b(what|which) (date|year|day)\b", q):
-        months = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                  "dec")
-        ok = any(c.isdigit() for c in answer) or any(w[:3] in months for w in words(answer))
-        return "" if ok else f"the question asks when, and {answer!r} is not a date"
-    return ""
-
-
-def _says_more(answer: str, question: str) -> bool:
-    """True when the answer holds a word that the question does not (an answer made only
-    of the question's words answers nothing)."""
-    asked = set(words(question))
-    return any(w not in asked for w in words(answer))
-
-
 class _Mistake(Exception):
     """A model mistake found by the loop itself (unknown rank, repeat, bad citation)."""
 
@@ -1082,19 +894,4 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _clause_counts_text(counts: Any) -> str:
-    """'clause: n; ...' from whatever shape the engine reports."""
-    parts = []
-    for c in counts or []:
-        if isinstance(c, dict):
-            label = c.get("clause") or c.get("text") or c.get("query") or ""
-            n = c.get("count", c.get("documents", c.get("n", "")))
-        elif isinstance(c, (list, tuple)) and len(c) == 2:
-            label, n = c
-        else:
-            continue
-        parts.append(f"{label}: {n}")
-    return "; ".join(parts)
-
-
-__all__ = ["Accounting", "Agent", "Budgets", "Episode", "action_to_json"]
+__all__ = ["NO_ANSWER", "Accounting", "Agent", "Budgets", "Episode", "action_to_json"]

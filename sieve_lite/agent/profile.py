@@ -20,7 +20,6 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..errors import EnvironmentProblem, ModelError
 
@@ -90,12 +89,44 @@ def model_facts(path: str | os.PathLike[str]) -> ModelFacts:
                       chat_template=bool(meta.get("tokenizer.chat_template")))
 
 
-def budgets_for(params: int | None, n_ctx: int, base: Any = None) -> Any:
+@dataclass
+class Budgets:
+    """The paper's budgets and our context policy."""
+
+    k: int = 5
+    max_steps: int = 100
+    read_tokens: int = 12_000     # per read (fetch or visit)
+    read_share: float = 0.5       # ... and at most this share of the context window
+    context_stop: float = 0.90    # ask for the final answer at this share of the window
+    trim_at: float = 0.75         # start stubbing old observations here
+    trim_to: float = 0.50         # ... until the prompt is under this share
+    action_tokens: int = 256      # max tokens of one action reply
+    answer_tokens: int = 160      # max tokens of a forced answer
+    # The harness (issue 8): what a small model needs to be useful.
+    seed: bool = True             # step 0: the engine ranks the question's words
+    span_answer: bool = True      # in-process: an answer can only copy shown text
+    paper_forced_answer: bool = False  # the paper's prefilled answer at the cap (mode study)
+    suggest: bool = True          # offer searches built from the question (queries.py)
+    free_search: bool = True      # ... and any well-formed query besides them
+    compact: bool = False         # short manual and cards (small models)
+    sections_shown: int = 0       # sections offered per card, best first (0: all)
+    thought_chars: int = 160      # 0: no thought line
+    stall_limit: int = 3          # stop after this many actions in a row without progress
+    max_answer_chunks: int = 1500  # shown text offered to the answer grammar, in chunks
+    answer_when_keyed: bool = False  # answer right after a read with a 'key: value' match
+    # Small models: answer only with the value of a header line that names what is asked
+    # (bench/ask.py: SmolLM2-135M copied a right answer out of prose 1 time in 20).
+    prose_answers: bool = True
+    read_before_search: bool = False  # the first action is a read of step 0's cards
+    plan: bool = True             # sieve mode: step 0 runs the planner's BQL (plan.py)
+    follow_links: bool = False    # small models: a read naming the linked document the
+    #                               question asks about leads to it next (hops.py)
+
+
+def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None) -> Budgets:
     """Budgets that fit a model of ``params`` parameters and an ``n_ctx`` window. ``None``
     (an HTTP server: size unknown) gets the large-model budgets: whoever runs a server
     usually runs a model bigger than the one we ship."""
-    from .loop import Budgets
-
     b = base or Budgets()
     if params is not None and params < SMALL_PARAMS:
         return replace(b, k=3, max_steps=3, read_tokens=min(240, n_ctx // 8), compact=True,

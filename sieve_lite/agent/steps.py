@@ -143,3 +143,77 @@ def render_action(action: Action) -> str:
         lines.append(f"answer: {action.text}")
         lines.extend(f"cite: {c.label()}" for c in action.citations)
     return "\n".join(lines)
+
+
+NO_ANSWER = "(no answer)"  # the answer of an episode that found none (null in JSON)
+
+
+@dataclass
+class Accounting:
+    """What an episode cost. Distinct tokens count every prompt segment (manual, question,
+    observation, instruction, stub) and every model output once, by the backbone's tokenizer;
+    accumulated prompt tokens add up each call's whole prompt as the backbone reported it."""
+
+    distinct_tokens: int = 0
+    accumulated_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    steps: int = 0
+    searches: int = 0
+    fetches: int = 0
+    fallbacks: int = 0
+    errors: int = 0
+    repairs: int = 0
+    trims: int = 0
+    peak_prompt_tokens: int = 0
+    operators: dict[str, int] = field(default_factory=dict)
+    fields: dict[str, int] = field(default_factory=dict)
+    model_seconds: float = 0.0
+    engine_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    stop_reason: str = ""         # answer, step-cap, context, no-progress, nothing-left
+    forced: bool = False          # the answer had to be prefilled (the paper's forcing)
+    seeded: bool = False          # step 0 ran (its search is in searches and engine time)
+    repeats: int = 0              # actions that repeated an earlier one (refused)
+    grounded: bool = False        # the answer is a span of text shown in the episode
+    no_answer: str = ""           # why the episode ended without an answer
+
+    @property
+    def engine_share(self) -> float:
+        return self.engine_seconds / self.wall_seconds if self.wall_seconds else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("model_seconds", "engine_seconds", "wall_seconds"):
+            d[key] = round(d[key], 4)
+        d["engine_share"] = round(self.engine_share, 4)
+        return d
+
+
+@dataclass
+class Episode:
+    """One question answered."""
+
+    question: str
+    mode: str
+    answer: str
+    citations: list[Citation]
+    steps: list[Step]
+    accounting: Accounting
+    evidence: list[dict[str, str]] = field(default_factory=list)  # best text read, no answer
+
+    @property
+    def answered(self) -> bool:
+        return self.answer != NO_ANSWER
+
+    def to_json(self) -> dict[str, Any]:
+        # No answer is null (with the reason in "no_answer"), never a string that could be
+        # mistaken for one.
+        return {"question": self.question, "mode": self.mode,
+                "answer": self.answer if self.answered else None,
+                "answered": self.answered,
+                "no_answer": None if self.answered else (self.accounting.no_answer
+                                                         or "no answer"),
+                "citations": [asdict(c) for c in self.citations],
+                "evidence": self.evidence,
+                "accounting": self.accounting.to_json()}

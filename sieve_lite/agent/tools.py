@@ -390,3 +390,42 @@ def excerpt(text: str, focus: list[str], max_words: int) -> tuple[str, bool]:
         lo = nl + 1
     body = text[lo: spans[end - 1][1]]
     return ("... " if start else "") + body + (" ..." if end < len(spans) else ""), True
+
+
+def clause_counts_text(counts: Any) -> str:
+    """'clause: n; ...' from whatever shape the engine reports."""
+    parts = []
+    for c in counts or []:
+        if isinstance(c, dict):
+            label = c.get("clause") or c.get("text") or c.get("query") or ""
+            n = c.get("count", c.get("documents", c.get("n", "")))
+        elif isinstance(c, (list, tuple)) and len(c) == 2:
+            label, n = c
+        else:
+            continue
+        parts.append(f"{label}: {n}")
+    return "; ".join(parts)
+
+
+def results_text(res: SearchOutcome, mode: str, offered: list[str]) -> str:
+    """A search's observation: how many documents it admitted, the cards, and (for small
+    models) the searches still offered. A query that admitted nothing says which clause
+    emptied it, so the model can loosen that one."""
+    shown = f"ranks 1-{len(res.hits)}" if res.hits else "nothing"
+    if mode == "sieve":
+        head = f"{res.total} documents match; showing {shown}."
+    else:
+        head = f"{res.total} documents share a word with the query; showing {shown}."
+    lines = [head]
+    if res.fallback:
+        counts = clause_counts_text(res.clause_counts)
+        lines = ["No document matches the whole query"
+                 + (f" (documents per clause: {counts})" if counts else "")
+                 + ". Showing the best matches for its words instead; loosen or drop the "
+                   "clause with 0 documents."]
+    if not res.hits:
+        lines.append("Try fewer or other words, a prefix (word*) or a wider field.")
+    lines.extend(h.card for h in res.hits)
+    if offered:
+        lines.append("Searches you can run: " + " | ".join(offered))
+    return "\n".join(lines)
