@@ -168,7 +168,9 @@ def score_end(q: Q, end: dict, coll) -> dict:
 
 
 def run_mode(mode: str, questions: list[Q], args: argparse.Namespace) -> list[dict]:
-    bb = LlamaBackbone(args.model, n_ctx=args.n_ctx)
+    # Parallel modes share the cores: llama.cpp's threads spin while they wait, so more
+    # threads than cores slows every process down several times.
+    bb = LlamaBackbone(args.model, n_ctx=args.n_ctx, n_threads=args.threads or None)
     rows = []
     colls: dict[str, object] = {}
     overrides = {"max_steps": args.max_steps}
@@ -276,6 +278,9 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=None, help="default: fits the model")
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--jobs", type=int, default=1, help="modes run in parallel processes")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="llama.cpp threads per process (default: all cores; with --jobs N, "
+                         "cores / N)")
     ap.add_argument("--out", type=Path, default=OUT / "ask.json")
     ap.add_argument("--rescore", action="store_true",
                     help="no model: score the transcripts already in bench/out/ask (a cut "
@@ -338,7 +343,8 @@ def parallel(args: argparse.Namespace, modes: list[str]) -> None:
             cmd = [sys.executable, __file__, "--set", args.set, "--kinds", args.kinds,
                    "--wiki", str(args.wiki), "--questions", str(args.questions),
                    "--ids", args.ids, "--modes", mode, "--n-ctx", str(args.n_ctx),
-                   "--out", str(part)]
+                   "--out", str(part),
+                   "--threads", str(max(1, (os.cpu_count() or 1) // args.jobs))]
             if args.model:
                 cmd += ["--model", args.model]
             if args.max_steps:
