@@ -123,6 +123,21 @@ def test_references_resolve_ids_and_know_what_the_question_asks(linked_db: Path)
         assert refs[0].query == '"pep 200"[infobox]' and refs[0].key == "Superseded-By"
         # 'successor' stands for superseded; a prose mention is a reference too
         assert references(c, text, "pep-0100", "Who wrote its successor?")[0].related
+        # the direction of "replaced by" and "supersedes" picks the header that names it
+        for q, want in [("PEP 100 was replaced by another PEP. Who wrote it?", True),
+                        ("PEP 100 was superseded by a later PEP. Who wrote it?", True),
+                        ("Which PEP is the replacement of PEP 100?", True),
+                        ("PEP 100 replaced an earlier PEP. Who wrote that one?", False),
+                        ("PEP 100 supersedes which PEP?", False)]:
+            got = references(c, text, "pep-0100", q)
+            assert got[0].related is want and got[0].doc == "pep-0200", q
+        new = c.fetch("pep-0200", "infobox").text + "\nReplaces: 100"
+        for q, want in [("PEP 200 replaced an earlier PEP. When was that PEP created?", True),
+                        ("Which PEP did PEP 200 supersede?", True),
+                        ("PEP 200 supersedes an older PEP. Who wrote it?", True),
+                        ("PEP 200 was replaced by another PEP. Who wrote it?", False)]:
+            got = references(c, new, "pep-0200", q)
+            assert [(r.doc, r.related) for r in got] == [("pep-0100", want)], q
         prose = references(c, c.fetch("pep-0100", "Abstract").text, "pep-0100", Q2)
         assert [(r.doc, r.key, r.related) for r in prose] == [("pep-0300", "", False)]
 

@@ -52,8 +52,20 @@ def _stems(text: str) -> set[str]:
     return {w[:5] for w in words(text) if len(w) > 2}
 
 
+# "replaced by" / "superseded by" asks for the newer document (its old one names it in
+# ``Superseded-By``); "replaced" / "supersedes" with no "by" asks for the older one
+# (``Replaces``). Without this, "was replaced by" matched no header of the old document.
+_NEWER = re.compile(r"\b(?:replac|supersed)\w*\s+by\b|\breplacement\b")
+_OLDER = re.compile(r"\b(?:replac|supersed)(?:e|es|ed)\b(?!\s+by\b)")
+
+
 def _asks_about(key: str, question: str) -> bool:
     q = _stems(question)
+    low = " ".join(question.lower().split())
+    if _NEWER.search(low):
+        q = (q - {"repla"}) | {"super"}
+    elif _OLDER.search(low):
+        q = (q - {"super"}) | {"repla"}
     k = _stems(key)
     if q & k:
         return True
