@@ -314,7 +314,10 @@ def rescore(args: argparse.Namespace, modes: list[str]) -> None:
             path = OUT / "ask" / q.set / mode / f"{q.id}.jsonl"
             if not path.exists():
                 continue
-            events = read_transcript(path)
+            try:
+                events = read_transcript(path)
+            except sieve_lite.SieveError:  # an episode still being written
+                continue
             end = next((e for e in events if e.get("event") == "end"), None)
             if end is None:
                 continue
