@@ -5,7 +5,7 @@ checkout's CLI), so the numbers are what a user gets with the same line.
 
     python bench/eval.py build                  # bench/out/eval-{2wiki,hotpotqa,musique}.db
     python bench/eval.py retrieval              # --oracle --oneshot on the four sets
-    python bench/eval.py agent [--jobs 2]       # 20 questions x 3 modes per set, resumable
+    python bench/eval.py agent [--jobs 2]       # 20 questions per set, resumable; --modes M,M
     python bench/eval.py agent --report-only    # the reports of the episodes done so far
     python bench/eval.py table                  # the tables, from the summary.json files
     python bench/eval.py plot                   # docs/img/eval-oracle.png (the README's plot)
@@ -85,11 +85,13 @@ def retrieval(sets: list[str]) -> None:
             OUT / "eval" / f"{name}-retrieval", "-q"])
 
 
-def agent(sets: list[str], limit: int, max_steps: int, jobs: int, report_only: bool) -> None:
+def agent(sets: list[str], limit: int, max_steps: int, jobs: int, report_only: bool,
+          modes: str = "sieve,search-fetch,search-visit") -> None:
     build(sets)
     for name in sets:
         db, questions = SETS[name]
-        sh(["eval", db, questions, "--limit", limit, "--max-steps", max_steps, "--jobs", jobs,
+        sh(["eval", db, questions, "--modes", modes, "--limit", limit, "--max-steps", max_steps,
+            "--jobs", jobs,
             "-o", OUT / "eval" / f"{name}-agent", "-q", *(["--report-only"] if report_only
                                                          else [])])
 
@@ -195,6 +197,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--max-steps", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--modes", default="sieve,search-fetch,search-visit")
     ap.add_argument("--report-only", action="store_true",
                     help="agent: write the reports of the episodes done so far, run nothing")
     args = ap.parse_args()
@@ -207,7 +210,7 @@ def main() -> None:
     elif args.what == "retrieval":
         retrieval(sets)
     elif args.what == "agent":
-        agent(sets, args.limit, args.max_steps, args.jobs, args.report_only)
+        agent(sets, args.limit, args.max_steps, args.jobs, args.report_only, args.modes)
     elif args.what == "plot":
         plot(sets, ROOT / "docs" / "img" / "eval-oracle.png")
     else:
