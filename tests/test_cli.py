@@ -238,8 +238,11 @@ def test_an_unquoted_multi_word_query_gets_the_quoted_command() -> None:
 def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
     """Run with stderr on a pseudo-terminal (stdout a pipe); (exit code, what stderr showed)."""
     master, slave = pty.openpty()
+    # No spinner: on a loaded machine opening the collection can pass the spinner's delay,
+    # and its frames would sit above the error (test_cli_startup.py tests the spinner).
     proc = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=slave,
-                            env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8",
+                                 "SIEVE_LITE_SPINNER_DELAY": "600"})
     os.close(slave)
     chunks = []
     while True:
