@@ -61,7 +61,7 @@ DEV4 = ROOT / "bench" / "data" / "pep-dev4.jsonl"   # issue 20's four kinds (mak
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
-from sieve_lite.agent.backbones import LlamaBackbone  # noqa: E402
+from sieve_lite.agent.backbones import LlamaBackbone, threads_per_job  # noqa: E402
 from sieve_lite.agent.loop import Agent  # noqa: E402
 from sieve_lite.agent.run import episode_setup, warm  # noqa: E402
 from sieve_lite.agent.transcript import TranscriptWriter  # noqa: E402
@@ -347,7 +347,7 @@ def parallel(args: argparse.Namespace, modes: list[str]) -> None:
                    "--wiki", str(args.wiki), "--questions", str(args.questions),
                    "--ids", args.ids, "--modes", mode, "--n-ctx", str(args.n_ctx),
                    "--out", str(part),
-                   "--threads", str(max(1, (os.cpu_count() or 1) // args.jobs))]
+                   "--threads", str(threads_per_job(args.jobs))]
             if args.model:
                 cmd += ["--model", args.model]
             if args.max_steps:

@@ -454,10 +454,10 @@ def test_model_processes_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> Non
     from sieve_lite.agent import backbones
     from sieve_lite.eval import runner
 
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 8)
-    assert runner.threads_per_job(1) is None
-    assert runner.threads_per_job(2) == 4
-    assert runner.threads_per_job(16) == 1
+    monkeypatch.setattr(backbones.os, "cpu_count", lambda: 8)
+    assert backbones.threads_per_job(1) is None
+    assert backbones.threads_per_job(2) == 4
+    assert backbones.threads_per_job(16) == 1
     made: list[dict] = []
     monkeypatch.setattr(backbones, "LlamaBackbone",
                         lambda model, **kw: made.append(kw) or object())

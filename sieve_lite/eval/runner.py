@@ -195,21 +195,11 @@ def clear(out: Path) -> None:
 BackboneFactory = Callable[[str], Any]
 
 
-def threads_per_job(jobs: int) -> int | None:
-    """llama.cpp threads for each of ``jobs`` model processes: the cores shared out (None:
-    all of them, for one job). Its threads spin while they wait for each other, so more
-    threads than cores made every episode several times slower (measured: 2 jobs of 2
-    threads on 2 cores, 30-80 s an episode against 12-17 s with 1 thread each)."""
-    if jobs <= 1:
-        return None
-    return max(1, (os.cpu_count() or 1) // jobs)
-
-
 def default_backbone_factory(opts: EvalOptions) -> BackboneFactory:
     """The backbone ``sieve-lite ask`` would make, with the run's seed."""
 
     def make(mode: str) -> Any:
-        from ..agent.backbones import make_backbone
+        from ..agent.backbones import make_backbone, threads_per_job
 
         bb = make_backbone(opts.model, opts.backbone, n_ctx=opts.n_ctx,
                            n_threads=threads_per_job(opts.jobs))
