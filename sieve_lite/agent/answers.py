@@ -29,10 +29,15 @@ ASKS_TITLE = re.compile(r"\b(what|which)( is| was)?( its| the| their)? (full )?t
 ASKS_VERSION = re.compile(r"\b(what|which) (python )?(version|release)\b")
 
 
+def asks_title(question: str) -> bool:
+    """'What is its title?': the answer must be the whole title of a document read."""
+    return bool(ASKS_TITLE.search(" ".join(words(question))))
+
+
 def whole_title(answer: str, question: str, titles: tuple[str, ...]) -> str:
     """For 'what is its title': a span inside one read document's title is that whole title
     (a small model stops early: 'Postfix' for 'Postfix type declarations')."""
-    if not ASKS_TITLE.search(" ".join(words(question))):
+    if not asks_title(question):
         return answer
     norm = f" {' '.join(words(answer))} "
     hits = [t for t in dict.fromkeys(titles) if norm.strip() and norm in f" {' '.join(words(t))} "]
@@ -45,7 +50,7 @@ def type_mismatch(answer: str, question: str, titles: tuple[str, ...] = ()) -> s
     month; a 'what is its title' answer is the whole title of a document read (``titles``);
     a 'which version' answer has a number. Prefer no answer to one of the wrong kind."""
     q = " ".join(words(question))
-    if ASKS_TITLE.search(q):
+    if asks_title(question):
         norm = " ".join(words(answer))
         ok = any(norm == " ".join(words(t)) for t in titles)
         return "" if ok else f"the question asks for a title, and {answer!r} is not one"
@@ -98,5 +103,5 @@ def unsupported(spans: SpanIndex, grounded: Any, question: str, focus: list[str]
             "next to the question's own words in what you read")
 
 
-__all__ = ["ASKS_TITLE", "focus_words", "says_more", "type_mismatch", "unsupported",
+__all__ = ["ASKS_TITLE", "asks_title", "focus_words", "says_more", "type_mismatch", "unsupported",
            "whole_title"]

@@ -137,8 +137,6 @@ def _admits_doc(coll: Any, query: str, doc: str) -> bool:
     return any(str(h.id) == doc for h in res.results)
 
 
-
-
 def link_text(hop: Reference, hits: list[Any]) -> str:
     """What follows a read whose link the question asks about: the linked document's card
     (from the engine's search for it) and the instruction to read it next."""

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import QueryError, SectionError
 from ..words import words
-from .answers import ASKS_TITLE, focus_words, says_more, type_mismatch, unsupported, whole_title
+from .answers import asks_title, focus_words, says_more, type_mismatch, unsupported, whole_title
 from .backbones import Backbone, Message
 from .profile import Budgets
 from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
@@ -399,6 +399,7 @@ class Agent:
         if bad and not final:
             raise _Mistake(self._bad_citations(bad))
         text = action.text.strip()
+        titles = tuple(self.titles.values())
         if self._span_rule():
             spans = self._spans()
             grounded = spans.ground(text)
@@ -407,9 +408,8 @@ class Agent:
                                     "in this episode; copy the answer from what you read")
             if grounded.trimmed:
                 step.info["answer_trimmed_from"] = text
-            titles = tuple(self.titles.values())
             as_title = whole_title(grounded.text, self.question, titles)
-            is_title = ASKS_TITLE.search(" ".join(words(self.question))) and any(
+            is_title = asks_title(self.question) and any(
                 words(as_title) == words(t) for t in titles)
             # a whole title asked for is supported by being one (its first word may well be
             # a word of the question: 'Assignment Expressions' for a title mentioning it)
@@ -418,7 +418,7 @@ class Agent:
             if why:
                 return self._reject(step, final, why)
             text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
-            text = whole_title(text, self.question, tuple(self.titles.values()))
+            text = whole_title(text, self.question, titles)
             if text != grounded.text:
                 step.info["answer_item_of"] = grounded.text
             # Cite what really holds the span: the model's citations that do, else the read
@@ -431,7 +431,7 @@ class Agent:
                 step.info["citation_from_span"] = True
             cites = kept or cites
             self.acc.grounded = True
-        mismatch = type_mismatch(text, self.question, tuple(self.titles.values()))
+        mismatch = type_mismatch(text, self.question, titles)
         if mismatch:
             return self._reject(step, final, mismatch)
         if not says_more(text, self.question):
@@ -763,7 +763,7 @@ class Agent:
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS
 
-        if self.titles and ASKS_TITLE.search(" ".join(words(self.question))):
+        if self.titles and asks_title(self.question):
             # 'what is its title': the answer is the title of a document read, nothing else
             keys = self._answer_keys()
             titles = list(dict.fromkeys(self.titles[d] for d, _s in keys if d in self.titles))
