@@ -86,7 +86,7 @@ def retrieval(sets: list[str]) -> None:
 
 
 def agent(sets: list[str], limit: int, max_steps: int, jobs: int, report_only: bool,
-          modes: str = "sieve,search-fetch,search-visit") -> None:
+          modes: str) -> None:
     build(sets)
     for name in sets:
         db, questions = SETS[name]
