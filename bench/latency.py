@@ -249,8 +249,16 @@ def extra_queries(conn, per_class: int, seed: int) -> dict[str, list[str]]:
 
 
 def draw(coll, per_class: int, seed: int) -> dict[str, list[str]]:
-    base = make_queries(coll.conn, per_class, seed)
-    extra = extra_queries(coll.conn, per_class, seed)
+    # The draw reads the whole body vocabulary (fts5vocab): at 1 M documents one statement
+    # takes longer than a collection's statement budget, so it has a connection of its own.
+    from sieve_lite.collection import Collection
+
+    stats = Collection(coll.path, budget=3600)
+    try:
+        base = make_queries(stats.conn, per_class, seed)
+        extra = extra_queries(stats.conn, per_class, seed)
+    finally:
+        stats.close()
     return {c: (base[src] if src else extra[c])[:per_class] for c, src in CLASSES.items()}
 
 

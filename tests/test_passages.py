@@ -137,3 +137,32 @@ def test_remove_in_place_equals_fresh_build(tmp_path):
     conn.close()
     assert _canonical(path) == _canonical(_build(tmp_path / "rest.db",
                                                  [d for d in docs if d is not gone]))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_postings_are_the_same_whatever_the_merge_ranges(tmp_path, chunk):
+    """``PostingsWriter.write`` merges its spilled runs a range of words at a time; a range of
+    one word is packed without the sort the others need. Tiny ranges (every common word then
+    stands alone) and tiny runs must give the very rows one range and one run give."""
+    docs = [Document.from_dict(d) for d in _docs()]
+    batches = [ps.batch_postings([_cut(d)[1] for d in docs[i:i + 5]])
+               for i in range(0, len(docs), 5)]
+
+    def rows(run_pairs: int, merge: int) -> list[tuple]:
+        conn = store.connect(tmp_path / f"p{run_pairs}-{merge}.db", readonly=False,
+                             create=True)
+        store.create(conn, None)
+        w = ps.PostingsWriter(str(tmp_path), run_pairs=run_pairs)
+        for b in batches:
+            w.add(b)
+        with conn:
+            w.write(conn, chunk=merge)
+        got = conn.execute("SELECT term, df, data FROM passage_postings ORDER BY term"
+                           ).fetchall()
+        conn.close()
+        return got
+
+    want = rows(1 << 30, 1 << 30)
+    assert len(want) > 1000 and want == rows(500, chunk)
+    common = max(want, key=lambda r: r[1])
+    assert common[1] > 50 and ps.decode(common[2])[0].size == common[1]

@@ -214,7 +214,9 @@ class PostingsWriter:
     word's list is its slices of the runs concatenated in run order (no heap, no re-sort).
 
     Memory: the vocabulary (word -> number: linear in the distinct words, not in the
-    documents), ~16 bytes per pair of the run being filled, and one merge range.
+    documents), ~16 bytes per pair of the run being filled, and one merge range (under
+    ``MERGE_PAIRS`` pairs, or one word's list alone: the longest grows with the collection,
+    about 40 bytes a pair while it is packed).
     """
 
     def __init__(self, spill_dir: str | None = None, run_pairs: int = RUN_PAIRS) -> None:
@@ -303,12 +305,14 @@ class PostingsWriter:
             runs = [(rank[ug], np.concatenate(([0], np.cumsum(cnt))), q_at, tf_at)
                     for ug, cnt, q_at, tf_at in self.runs]
             del rank
-            # Word ranges of about ``chunk`` pairs each (a word's list is never split).
+            # Word ranges of under ``chunk`` pairs each (a word's list is never split), and
+            # the word a cut falls in alone: a common word's list may be many chunks long.
             pairs = np.zeros(n, dtype=np.int64)
             for (ranks, _, _, _), (_, cnt, _, _) in zip(runs, self.runs, strict=True):
                 pairs[ranks] += cnt
-            cuts = np.searchsorted(np.cumsum(pairs), np.arange(chunk, int(pairs.sum()), chunk))
-            bounds = sorted({0, n, *(int(c) + 1 for c in cuts if c + 1 < n)})
+            cuts = np.searchsorted(np.cumsum(pairs), np.arange(chunk, int(pairs.sum()), chunk),
+                                   side="right").tolist()
+            bounds = sorted({0, n, *cuts, *(c + 1 for c in cuts if c + 1 < n)})
             del pairs, cuts
             for a, b in zip(bounds[:-1], bounds[1:], strict=True):
                 keys, qs, tfs = [], [], []
@@ -317,9 +321,21 @@ class PostingsWriter:
                     if lo == hi:
                         continue
                     e0, e1 = int(cum[lo]), int(cum[hi])
-                    keys.append(np.repeat(ranks[lo:hi] - a, np.diff(cum[lo:hi + 1])))
+                    if b - a > 1:
+                        keys.append(np.repeat(ranks[lo:hi] - a, np.diff(cum[lo:hi + 1])))
                     qs.append(self._read(q_at, np.int64, e0, e1))
                     tfs.append(self._read(tf_at, np.int32, e0, e1))
+                if b - a == 1:
+                    # One word alone: a common word's list grows with the collection (10 M
+                    # pairs at 1 M documents), and its runs are already in passage order, so
+                    # it is packed as it is (the same bytes, without a key, a sort and copies).
+                    q = np.concatenate(qs)
+                    del qs
+                    tf = np.concatenate(tfs)
+                    del tfs
+                    conn.execute("INSERT INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
+                                 (words[a], len(q), encode(q, tf)))
+                    continue
                 key = np.concatenate(keys)
                 order = np.argsort(key, kind="stable")  # runs in passage order: kept
                 key, q = key[order], np.concatenate(qs)[order]
