@@ -326,7 +326,7 @@ class PostingsWriter:
                     qs.append(self._read(q_at, np.int64, e0, e1))
                     tfs.append(self._read(tf_at, np.int32, e0, e1))
                 if b - a == 1:
-                    # One word alone: a common word's list grows with the collection (10 M
+                    # One word alone: a common word's list grows with the collection (6.4 M
                     # pairs at 1 M documents), and its runs are already in passage order, so
                     # it is packed as it is (the same bytes, without a key, a sort and copies).
                     q = np.concatenate(qs)
