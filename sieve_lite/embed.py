@@ -627,7 +627,6 @@ def get_torch_embedder(name: str | None) -> Embedder:
     return Embedder(name)
 
 
-@lru_cache(maxsize=2)
 def get_embedder(name: str | None) -> TextEmbedder:
     """The embedder for documents (builds and updates) of model ``name``.
 
@@ -639,6 +638,13 @@ def get_embedder(name: str | None) -> TextEmbedder:
     forced = os.environ.get(BUILD_EMBEDDER_ENV, "").strip().lower()
     if forced not in ("", "onnx", "torch"):
         raise EnvironmentProblem(f"{BUILD_EMBEDDER_ENV}={forced!r}: use 'onnx' or 'torch'")
+    return _document_embedder(name, forced)
+
+
+@lru_cache(maxsize=2)
+def _document_embedder(name: str | None, forced: str) -> TextEmbedder:
+    """``get_embedder``'s choice, loaded once per process, model and forced choice (cached
+    by name alone, a benchmark that forces each in turn got the first one twice)."""
     if forced == "torch":
         return get_torch_embedder(name)
     why = onnx_unsupported(resolve_model_path(name))
@@ -647,6 +653,9 @@ def get_embedder(name: str | None) -> TextEmbedder:
     if forced == "onnx":
         raise EnvironmentProblem(f"{BUILD_EMBEDDER_ENV}=onnx: {why}")
     return get_torch_embedder(name)
+
+
+get_embedder.cache_clear = _document_embedder.cache_clear  # type: ignore[attr-defined]
 
 
 @lru_cache(maxsize=2)

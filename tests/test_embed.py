@@ -403,3 +403,22 @@ def test_embed_meter_rate_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
     counts: list[int] = []
     NumpyBert(None).encode(["a b", "c", "d e f"], batch_size=2, progress=counts.append)
     assert counts == [2, 1]
+
+
+def test_the_forced_document_embedder_is_read_at_every_call(monkeypatch):
+    """``SIEVE_LITE_BUILD_EMBEDDER`` chooses the document embedder each time it is asked for
+    (a benchmark builds one set with torch, then with onnx, in one process; the choice was
+    cached by model name alone, so the second build silently reused the first embedder)."""
+    monkeypatch.setattr(embed, "get_torch_embedder", lambda name: ("torch", name))
+    monkeypatch.setattr(embed, "OnnxInt8", lambda name: ("onnx", name))
+    monkeypatch.setattr(embed, "onnx_unsupported", lambda path: None)
+    monkeypatch.setattr(embed, "resolve_model_path", lambda name: name)
+    embed.get_embedder.cache_clear()
+    try:
+        got = []
+        for forced in ("torch", "onnx", "torch", ""):
+            monkeypatch.setenv(embed.BUILD_EMBEDDER_ENV, forced)
+            got.append(embed.get_embedder("m")[0])
+        assert got == ["torch", "onnx", "torch", "onnx"]
+    finally:
+        embed.get_embedder.cache_clear()
