@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -33,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from corpus import OUT  # noqa: E402
-from latency import build_sieve, build_tantivy, corpus_jsonl, where_bytes  # noqa: E402
+from latency import build_sieve, build_tantivy, corpus_jsonl, cpu, where_bytes  # noqa: E402
 
 from sieve_lite import store  # noqa: E402
 from sieve_lite.store import packing, writes  # noqa: E402
@@ -43,36 +42,34 @@ from sieve_lite.words import index_text  # noqa: E402
 SAMPLE_MB = 32  # the level-19 bound is taken on this much section text (its ratio is scaled)
 
 
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def read_sections(src: Path) -> tuple[list[list[str]], float]:
-    """Every document's section texts, in order, and the CPU seconds of the least Python any
-    build does per document: parse its JSON line and put every indexed field under the BQL
-    word rule (``index_text``; FTS5's tokenizers cannot apply it exactly, see words.py)."""
-    out = []
+def read_sections(src: Path) -> tuple[list[list[str]], list[list[str]], float]:
+    """Every document's section texts, in order, and their indexed forms; and the CPU seconds
+    of the least Python any build does per document: parse its JSON line and put every
+    indexed field under the BQL word rule (``index_text``; FTS5's tokenizers cannot apply it
+    exactly, see words.py)."""
+    out, bodies = [], []
     c0 = cpu()
     with src.open(encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
             index_text(d["title"])
+            body = []
             for s in d.get("sections", []):
                 index_text(s["heading"])
-                index_text(s["text"])
+                body.append(index_text(s["text"]))
             for k, v in d.get("infobox", []):
                 index_text(f"{k}: {v}")
             for a in d.get("author", []):
                 index_text(a)
             out.append([s["text"] for s in d.get("sections", [])] or [d.get("text", "")])
-    return out, cpu() - c0
+            bodies.append(body or [index_text(d.get("text", ""))])
+    return out, bodies, cpu() - c0
 
 
-def fts_floor(docs: list[list[str]], dense: bool) -> dict:
-    """fts_body and fts_doc's body column, built as the build builds them (its schema and
-    settings), in a file of their own: CPU seconds of SQLite alone, and their bytes."""
-    bodies = [[index_text(t) for t in d] for d in docs]  # (not timed: Python's part)
+def fts_floor(bodies: list[list[str]], dense: bool) -> dict:
+    """fts_body and fts_doc's body column of the indexed section texts ``bodies``, built as
+    the build builds them (its schema and settings), in a file of their own: CPU seconds of
+    SQLite alone, and their bytes."""
     body_rows, n = [], 0
     for doc, texts in enumerate(bodies, 1):
         for pos, t in enumerate(texts):
@@ -81,7 +78,6 @@ def fts_floor(docs: list[list[str]], dense: bool) -> dict:
                 body_rows.append((n if dense else value_rowid(doc, pos), t))
     doc_rows = [(doc, "", "", " ".join(t for t in texts if t), "", "")
                 for doc, texts in enumerate(bodies, 1)]
-    del bodies
     with tempfile.TemporaryDirectory(dir=OUT) as tmp:
         import apsw
 
@@ -152,10 +148,11 @@ def main() -> None:
         build_sieve(src, db)
     print(f"building tantivy from {src} ...", file=sys.stderr, flush=True)
     tan = build_tantivy(src, OUT / f"tantivy-{args.docs}")
-    docs, read_cpu = read_sections(src)
+    docs, bodies, read_cpu = read_sections(src)
     print("indexing the section texts with FTS5 alone ...", file=sys.stderr, flush=True)
-    sparse = fts_floor(docs, dense=False)
-    dense = fts_floor(docs, dense=True)
+    sparse = fts_floor(bodies, dense=False)
+    dense = fts_floor(bodies, dense=True)
+    del bodies
     print("packing the section texts ...", file=sys.stderr, flush=True)
     text = text_floor(docs)
     parts = dict(where_bytes(db))
