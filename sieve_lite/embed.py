@@ -658,7 +658,6 @@ def _document_embedder(name: str | None, forced: str) -> TextEmbedder:
 get_embedder.cache_clear = _document_embedder.cache_clear  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=2)
 def get_query_embedder(name: str | None) -> TextEmbedder:
     """The embedder for queries against a collection built with model ``name``.
 
@@ -669,6 +668,13 @@ def get_query_embedder(name: str | None) -> TextEmbedder:
     forced = os.environ.get(EMBEDDER_ENV, "").strip().lower()
     if forced not in ("", "numpy", "torch"):
         raise EnvironmentProblem(f"{EMBEDDER_ENV}={forced!r}: use 'numpy' or 'torch'")
+    return _query_embedder(name, forced)
+
+
+@lru_cache(maxsize=2)
+def _query_embedder(name: str | None, forced: str) -> TextEmbedder:
+    """``get_query_embedder``'s choice, loaded once per process, model and forced choice (as
+    ``_document_embedder``: the variable is read at every call)."""
     if forced == "torch":
         return get_torch_embedder(name)
     resolve_model_path(name)  # a model that is not installed at all: say that, once
@@ -685,3 +691,6 @@ def get_query_embedder(name: str | None) -> TextEmbedder:
         except EnvironmentProblem as torch_problem:
             raise EnvironmentProblem(f"{numpy_problem}; and with sentence-transformers: "
                                      f"{torch_problem}") from None
+
+
+get_query_embedder.cache_clear = _query_embedder.cache_clear  # type: ignore[attr-defined]

@@ -422,3 +422,19 @@ def test_the_forced_document_embedder_is_read_at_every_call(monkeypatch):
         assert got == ["torch", "onnx", "torch", "onnx"]
     finally:
         embed.get_embedder.cache_clear()
+
+
+def test_the_forced_query_embedder_is_read_at_every_call(monkeypatch):
+    """The same for ``SIEVE_LITE_EMBEDDER`` and the query embedder."""
+    monkeypatch.setattr(embed, "get_torch_embedder", lambda name: ("torch", name))
+    monkeypatch.setattr(embed, "NumpyBert", lambda name: ("numpy", name))
+    monkeypatch.setattr(embed, "resolve_model_path", lambda name: name)
+    embed.get_query_embedder.cache_clear()
+    try:
+        got = []
+        for forced in ("torch", "numpy", "torch", ""):
+            monkeypatch.setenv(embed.EMBEDDER_ENV, forced)
+            got.append(embed.get_query_embedder("m")[0])
+        assert got == ["torch", "numpy", "torch", "numpy"]
+    finally:
+        embed.get_query_embedder.cache_clear()
