@@ -76,8 +76,7 @@ def fts_floor(bodies: list[list[str]], dense: bool) -> dict:
             n += 1
             if t:
                 body_rows.append((n if dense else value_rowid(doc, pos), t))
-    doc_rows = [(doc, "", "", " ".join(t for t in texts if t), "", "")
-                for doc, texts in enumerate(bodies, 1)]
+    doc_rows = [(doc, " ".join(t for t in texts if t)) for doc, texts in enumerate(bodies, 1)]
     with tempfile.TemporaryDirectory(dir=OUT) as tmp:
         import apsw
 

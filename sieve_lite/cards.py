@@ -169,20 +169,21 @@ def matched_fields(conn: Any, rowid: int, atoms: Sequence[Term | Near],
                    fields: Sequence[str]) -> list[str]:
     """Fields (in BQL order) where at least one positive atom matches this very document.
 
-    Word and prefix atoms are answered together by one query on the document's ``fts_doc`` row
-    (each atom column-filtered to its fields, OR-ed; an auxiliary function names the columns
-    that matched). Phrases and NEAR, which must hold within one field value, are run on the
-    per-value tables, one field at a time, only for fields not yet found.
+    Word and prefix atoms are answered together by one statement on the document's
+    ``fts_doc`` row (per field, the tagged tokens of the atoms searching it, ORed). Phrases
+    and NEAR, which must hold within one field value, are run on the per-value tables, one
+    field at a time, only for fields not yet found.
     """
+    from .bql.compiler import doc_term
+
     found: set[str] = set()
-    simple = []
+    simple: dict[str, list[str]] = {}
     for atom in atoms:
         if isinstance(atom, Term) and not atom.is_phrase:
-            cols = expand_fields(atom.fields, tuple(fields))
-            if cols:
-                simple.append("{" + " ".join(cols) + "}: " + fts_match(atom))
+            for f in expand_fields(atom.fields, tuple(fields)):
+                simple.setdefault(f, []).append(doc_term(atom, (f,)))
     if simple:
-        found |= sql.doc_fields(conn, " OR ".join(f"({m})" for m in simple), rowid)
+        found |= sql.doc_fields(conn, {f: " OR ".join(m) for f, m in simple.items()}, rowid)
     for atom in atoms:
         if isinstance(atom, Term) and not atom.is_phrase:
             continue

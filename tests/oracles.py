@@ -18,6 +18,7 @@ import numpy as np
 
 from sieve_lite import rank as rk
 from sieve_lite.store import ranking as rsql
+from sieve_lite.store.layout import SHIFT
 from sieve_lite.words import words
 
 
@@ -100,10 +101,10 @@ def _bm25_doc_ctes(terms: Sequence[rk.ScoringTerm], restricted: bool) -> tuple[s
     sql = (
         f"qt(qi, m, qn) AS MATERIALIZED ({qt_sql}), "
         "tfr(qi, d, tf) AS ("
-        " SELECT qt.qi, fts_body.rowid >> 20, sieve_tf(fts_body) FROM qt"
+        f" SELECT qt.qi, fts_body.rowid >> {SHIFT}, sieve_tf(fts_body) FROM qt"
         "  CROSS JOIN fts_body WHERE fts_body MATCH qt.m"
         " UNION ALL"
-        " SELECT qt.qi, fts_title.rowid >> 20, sieve_tf(fts_title) FROM qt"
+        f" SELECT qt.qi, fts_title.rowid >> {SHIFT}, sieve_tf(fts_title) FROM qt"
         "  CROSS JOIN fts_title WHERE fts_title MATCH qt.m), "
         "tf(qi, d, tf) AS MATERIALIZED (SELECT qi, d, sum(tf) FROM tfr GROUP BY qi, d), "
         "df(qi, df) AS MATERIALIZED (SELECT qi, count(*) FROM tf GROUP BY qi), "

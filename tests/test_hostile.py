@@ -28,6 +28,7 @@ from sieve_lite import store
 from sieve_lite.build import build_collection
 from sieve_lite.documents import Document
 from sieve_lite.errors import CollectionError, DamagedCollection
+from sieve_lite.store.layout import SHIFT
 from sieve_lite.store.packing import MAX_SECTION_BYTES
 
 CLI = [sys.executable, "-c", "import sys; from sieve_lite.cli import main; "
@@ -97,7 +98,7 @@ def _bomb_blob() -> bytes:
 def _section_rowid(path: Path, doc: str, heading: str) -> int:
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     (rowid,) = conn.execute(
-        "SELECT s.rowid FROM sections s JOIN documents d ON d.rowid = s.rowid >> 20 "
+        f"SELECT s.rowid FROM sections s JOIN documents d ON d.rowid = s.rowid >> {SHIFT} "
         "WHERE d.id = ? AND s.heading = ?", (doc, heading)).fetchone()
     conn.close()
     return rowid

@@ -8,17 +8,18 @@ table names come from the fixed whitelist ``TABLES``.
 
 Semantics (see docs/bql.md):
 
-* an atom in field f -> ``SELECT rowid >> 20 AS doc FROM fts_f WHERE fts_f MATCH ?`` (one FTS row
+* an atom in field f -> ``SELECT rowid >> 13 AS doc FROM fts_f WHERE fts_f MATCH ?`` (one FTS row
   is one field value, so a phrase or NEAR holds within one value); several fields -> UNION;
 * a date -> ``SELECT rowid AS doc FROM documents WHERE date_lo <= ? AND date_hi >= ?`` (undated
   documents never match, so ``NOT date[...]`` admits them);
 * document-level AND / OR / NOT -> INTERSECT / UNION / EXCEPT (measured faster than IN
   subqueries on a 100k-document collection; docs/bql.md has the figures);
 * word and prefix atoms, and any AND/OR/NOT among them, become one MATCH on ``fts_doc`` (one
-  row per document, one column per field, ``detail=column``) with column filters:
-  ``({title}: "fort") AND ({body}: "spain"*) NOT ({section body}: "mexico")``. One row per
-  document makes FTS5's row-level Boolean the document-level Boolean of BQL, with no DISTINCT
-  over hundreds of thousands of section rows (broad words: ~700 ms -> ~35 ms at 100k docs);
+  row per document, rowids only, each word tagged with its field: ``store.layout.DOC_TAGS``):
+  ``("_tfort") AND ("spain"*) NOT (("_smexico" OR "mexico"))`` for
+  ``fort[title] AND spain* NOT mexico[section,body]``. One row per document makes FTS5's
+  row-level Boolean the document-level Boolean of BQL, with no DISTINCT over hundreds of
+  thousands of section rows (broad words: ~700 ms -> ~35 ms at 100k docs);
 * phrases and NEAR keep the per-value tables; among those, atoms ORed in one field become one
   MATCH with OR, and AND/NOT among atoms that all search only the title (one row per document)
   become one MATCH. AND across sections of a multi-row field is never pushed into one MATCH.
@@ -37,7 +38,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from ..store.layout import SHIFT  # rowid = doc_rowid << SHIFT | position
+from ..store.layout import DOC_TAGS, SHIFT  # rowid = doc_rowid << SHIFT | position
 from .ast import TEXT_FIELDS, And, DateRange, Near, Node, Not, Or, Span, Term, expand_fields
 
 TABLES: dict[str, str] = {f: f"fts_{f}" for f in TEXT_FIELDS}
@@ -55,12 +56,22 @@ class Compiled:
     params: tuple
 
 
-def term_match(term: Term) -> str:
-    """The FTS5 string of one word, prefix or phrase: ``"fort sant"*``."""
+def term_match(term: Term, tag: str = "") -> str:
+    """The FTS5 string of one word, prefix or phrase: ``"fort sant"*``; ``tag``: the
+    ``fts_doc`` field tag put before a word (``"_tfort"``)."""
     for w in term.words:  # words() output: letters and digits only, never a quote
         if not w or '"' in w:
             raise ValueError(f"not a BQL word: {w!r}")
-    return '"' + " ".join(term.words) + '"' + ("*" if term.prefix else "")
+    return '"' + tag + " ".join(term.words) + '"' + ("*" if term.prefix else "")
+
+
+def doc_term(term: Term, fields: Sequence[str]) -> str:
+    """The ``fts_doc`` string of a word or prefix searched in ``fields``: its token in each
+    field, ORed (``("_tfort" OR "fort")``)."""
+    if term.is_phrase:
+        raise ValueError("fts_doc keeps no positions: a phrase cannot be searched there")
+    parts = [term_match(term, DOC_TAGS[f]) for f in fields]
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
 def atom_match(atom: Term | Near) -> str:
@@ -104,7 +115,7 @@ class _Compiler:
             cols = self.concrete(node)
             if node.is_phrase or not cols:
                 return None
-            return "{" + " ".join(cols) + "}: " + term_match(node)
+            return doc_term(node, cols)
         if isinstance(node, Or):
             parts = [self.doc_expr(c) for c in node.children]
             if any(p is None for p in parts):

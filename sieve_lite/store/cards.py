@@ -3,9 +3,7 @@ authors, and whether an FTS5 match holds in this document's rows of one field.""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import apsw
 
@@ -59,31 +57,17 @@ def field_matches(conn: apsw.Connection, field: str, match: str, rowid: int) -> 
                         "AND ? LIMIT 1", (match, lo, hi)).fetchone() is not None
 
 
-DOC_COLUMNS = ("title", "section", "body", "infobox", "author")  # fts_doc's, in order
-_COLS_FUNCTION = "sieve_cols"
-_with_cols: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def _cols(api: Any, *_args: Any) -> int:
-    """FTS5 auxiliary function: bit i set when a phrase of the MATCH occurs in column i of the
-    current row (works at detail=column, where instance offsets are not kept)."""
-    mask = 0
-    for p in range(api.phrase_count):
-        for col in api.phrase_columns(p):
-            mask |= 1 << col
-    return mask
-
-
-def doc_fields(conn: apsw.Connection, match: str, rowid: int) -> set[str]:
-    """The fts_doc columns (fields) in which the FTS5 query ``match`` (column-filtered word and
-    prefix phrases) matches document ``rowid``: one query, one Python call, per card."""
-    if conn not in _with_cols:
-        conn.register_fts5_function(_COLS_FUNCTION, _cols)
-        _with_cols.add(conn)
-    row = conn.execute(f"SELECT {_COLS_FUNCTION}(fts_doc) FROM fts_doc WHERE fts_doc MATCH ? "
-                       "AND rowid = ?", (match, rowid)).fetchone()
-    mask = row[0] if row else 0
-    return {f for i, f in enumerate(DOC_COLUMNS) if mask >> i & 1}
+def doc_fields(conn: apsw.Connection, matches: dict[str, str], rowid: int) -> set[str]:
+    """The fields whose ``fts_doc`` MATCH string (field -> its words' tagged tokens, ORed)
+    holds in document ``rowid``: one statement, one probe of each field's tokens."""
+    if not matches:
+        return set()
+    fields = list(matches)
+    probes = ", ".join("EXISTS (SELECT 1 FROM fts_doc WHERE fts_doc MATCH ? AND rowid = ?)"
+                       for _ in fields)
+    args = [a for f in fields for a in (matches[f], rowid)]
+    row = conn.execute(f"SELECT {probes}", args).fetchone()
+    return {f for f, hit in zip(fields, row, strict=True) if hit}
 
 
 CardRows = tuple[tuple, list[str], list[tuple[str, str]], list[str], "str | None"]

@@ -20,7 +20,7 @@ from typing import Any
 import apsw
 
 from ..documents import INTRO
-from .layout import doc_span, value_rowid
+from .layout import doc_span, doc_tokens, value_rowid
 
 FTS_VALUE_TABLES = ("fts_title", "fts_section", "fts_body", "fts_infobox", "fts_author")
 FTS_TABLES = (*FTS_VALUE_TABLES, "fts_doc")
@@ -77,11 +77,15 @@ def document_rows(rowid: int, doc_id: str, title: str, sections: Sequence[tuple[
         if idx:
             out.fts["fts_author"].append((base | i, idx))
     out.pages = [(base | pos, first, last) for pos, first, last in pages]
-    # The document-level row of fts_doc: every value of a field joined (no positions are kept
-    # there, so joining cannot create a phrase across two values).
-    out.fts_doc = (rowid, title_idx, " ".join(h for _p, _b, h in packed_sections if h),
-                   " ".join(b for _p, b, _h in packed_sections if b),
-                   " ".join(i for i in infobox_idx if i), " ".join(a for a in author_idx if a))
+    # The document-level row of fts_doc: every value of every field, its words tagged with
+    # their field (layout.DOC_TAGS). No positions are kept there, so joining values cannot
+    # make a phrase across two of them.
+    parts = [doc_tokens("title", title_idx),
+             doc_tokens("section", " ".join(h for _p, _b, h in packed_sections if h)),
+             " ".join(b for _p, b, _h in packed_sections if b),
+             doc_tokens("infobox", " ".join(i for i in infobox_idx if i)),
+             doc_tokens("author", " ".join(a for a in author_idx if a))]
+    out.fts_doc = (rowid, " ".join(p for p in parts if p))
     return out
 
 
@@ -121,8 +125,7 @@ def insert_fts(conn: apsw.Connection, rows: dict[str, list[tuple]]) -> None:
         if not batch:
             continue
         if table == "fts_doc":
-            conn.executemany("INSERT INTO fts_doc(rowid, title, section, body, infobox, "
-                             "author) VALUES (?, ?, ?, ?, ?, ?)", batch)
+            conn.executemany("INSERT INTO fts_doc(rowid, v) VALUES (?, ?)", batch)
         elif table in FTS_VALUE_TABLES:  # names from the fixed tuple, never from data
             conn.executemany(f"INSERT INTO {table}(rowid, v) VALUES (?, ?)", batch)
         else:
@@ -172,8 +175,7 @@ def delete_rows(conn: apsw.Connection, rows: DocumentRows) -> None:
     for table in FTS_VALUE_TABLES:
         conn.executemany(f"INSERT INTO {table}({table}, rowid, v) VALUES ('delete', ?, ?)",
                          rows.fts[table])
-    conn.execute("INSERT INTO fts_doc(fts_doc, rowid, title, section, body, infobox, author) "
-                 "VALUES ('delete', ?, ?, ?, ?, ?, ?)", rows.fts_doc)
+    conn.execute("INSERT INTO fts_doc(fts_doc, rowid, v) VALUES ('delete', ?, ?)", rows.fts_doc)
     span = doc_span(rows.rowid)
     for table in ("sections", "infobox", "authors", "section_pages"):
         conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", span)

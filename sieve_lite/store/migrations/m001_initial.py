@@ -3,6 +3,7 @@
 Rowid layout: every field-value row (title, section, infobox entry, author) has the rowid
 ``doc_rowid << 20 | position`` so that ``rowid >> 20`` is the document's rowid without a join.
 This is what lets document-level AND/OR/NOT run as set operations directly over FTS5 results.
+(Since m005 the shift is 13, ``store.layout.SHIFT``; the comments below keep the SQL as it was.)
 The FTS5 tables are contentless (``content=''``): the text lives once, in the base tables, and
 the FTS tables index its *normalised* form (``sieve_lite.words.index_text``: BQL words joined by
 single spaces), so positions are BQL words. The tokenizer is FTS5's ``ascii``, which treats every
