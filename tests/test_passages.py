@@ -38,7 +38,7 @@ def _canonical(path: Path) -> dict[str, list[tuple[str, int, int]]]:
             for j in range(len(lens) // 4):
                 owner[first + j] = (ids.get(doc, f"removed:{doc}"), j)
         out = {}
-        for term, df, data in conn.execute("SELECT term, df, data FROM passage_postings"):
+        for term, df, data in ps.postings_rows(conn):
             q, tf = ps.decode(data)
             assert df == len(q) and (np.diff(q) > 0).all()
             out[term] = sorted((*owner[int(a)], int(b)) for a, b in zip(q, tf, strict=True))
@@ -157,8 +157,7 @@ def test_postings_are_the_same_whatever_the_merge_ranges(tmp_path, chunk):
             w.add(b)
         with conn:
             w.write(conn, chunk=merge)
-        got = conn.execute("SELECT term, df, data FROM passage_postings ORDER BY term"
-                           ).fetchall()
+        got = list(ps.postings_rows(conn))
         conn.close()
         return got
 
@@ -166,3 +165,42 @@ def test_postings_are_the_same_whatever_the_merge_ranges(tmp_path, chunk):
     assert len(want) > 1000 and want == rows(500, chunk)
     common = max(want, key=lambda r: r[1])
     assert common[1] > 50 and ps.decode(common[2])[0].size == common[1]
+
+
+def test_long_lists_are_stored_in_parts_and_read_back_whole(tmp_path):
+    conn = store.connect(tmp_path / "parts.db", readonly=False, create=True)
+    store.create(conn, None)
+    rng = np.random.default_rng(3)
+    lists = {}
+    for term, n in (("alpha", 3), ("beta", 40_000), ("betamax", 900), ("gamma", 120_000)):
+        ids = np.cumsum(rng.integers(1, 70_000, n))
+        lists[term] = (ids, rng.integers(1, 300, n))
+    with conn:
+        ps.insert_postings(conn, ((t, len(i), ps.encode(i, f)) for t, (i, f) in lists.items()))
+    rows = conn.execute("SELECT term, part, length(data) FROM passage_postings").fetchall()
+    parts = {t: [p for tt, p, _ in rows if tt == t] for t in lists}
+    assert all(size <= ps.PART_BYTES for _, _, size in rows)
+    assert len(parts["gamma"]) > 3 and all(p == list(range(len(p))) for p in parts.values())
+
+    def same(got, want):
+        return np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+    for term, want in lists.items():
+        assert same(ps.decode(ps.read_postings(conn, term)), want)
+        assert same(ps.term_postings(conn, term, False, 0), want)
+    assert [(t, df) for t, df, _ in ps.postings_rows(conn)] == [
+        (t, len(lists[t][0])) for t in sorted(lists)]
+    assert sorted(ps.term_dfs(conn)) == [(t, len(lists[t][0])) for t in sorted(lists)]
+    # a prefix joins every part of each word it reaches ("beta", "betamax")
+    ids, tfs = ps.term_postings(conn, "bet", True, int(max(lists["beta"][0].max(),
+                                                           lists["betamax"][0].max())) + 1)
+    assert set(ids.tolist()) == set(lists["beta"][0].tolist()) | set(lists["betamax"][0].tolist())
+    # a list rewritten shorter keeps no stale part; a removed word keeps no row
+    with conn:
+        ps.write_postings(conn, "gamma", 2, ps.encode(np.array([5, 9]), np.array([1, 1])))
+        ps.write_postings(conn, "alpha", 0, None)
+    assert conn.execute("SELECT part FROM passage_postings WHERE term = 'gamma'").fetchall() \
+        == [(0,)]
+    assert ps.read_postings(conn, "alpha") is None
+    assert same(ps.term_postings(conn, "alpha", False, 0), (np.zeros(0), np.zeros(0)))
+    conn.close()

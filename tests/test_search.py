@@ -160,7 +160,8 @@ def _selection_queries(coll) -> list[str]:
     here = Path(__file__).resolve().parent
     qs = [q["q"] for q in QUERIES]
     qs += [json.loads(line)["q"] for line in (here / "golden" / "parse.jsonl").open()]
-    vocab = sorted(t for (t,) in coll.conn.execute("SELECT term FROM passage_postings"))
+    vocab = sorted(t for (t,) in coll.conn.execute(
+        "SELECT term FROM passage_postings WHERE part = 0"))
     rng = random.Random(5)
 
     def atom() -> str:

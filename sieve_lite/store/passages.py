@@ -22,6 +22,8 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import apsw
@@ -93,6 +95,53 @@ def decode(data: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 MAX_POSTINGS_BYTES = 1 << 31
+
+# ---------------------------------------------------------------------------------- storage
+# A packed list is stored as rows (term, part) of at most PART_BYTES each, joined in part order
+# when read (schema v5). One WITHOUT ROWID row keeps about 2 KB in its 8 KiB b-tree page and
+# puts the rest in an overflow chain whose last page is mostly empty: as one row per word,
+# 15 of the table's 76 MB were such empty space (100k documents); in parts, none is.
+PART_BYTES = 1900
+
+_READ_ONE = "SELECT data FROM passage_postings WHERE term = ? ORDER BY part"
+_INSERT = "INSERT INTO passage_postings(term, part, df, data) VALUES (?, ?, ?, ?)"
+
+
+def _rows(term: str, df: int, blob: bytes) -> list[tuple[str, int, int, bytes]]:
+    """The rows of one word's packed list."""
+    return [(term, i, df, blob[at:at + PART_BYTES])
+            for i, at in enumerate(range(0, len(blob), PART_BYTES))]
+
+
+def read_postings(conn: apsw.Connection, term: str) -> bytes | None:
+    """A word's packed list (``decode`` reads it), or None when no passage holds it."""
+    parts = [d for (d,) in conn.execute(_READ_ONE, (term,))]
+    return b"".join(parts) if parts else None
+
+
+def write_postings(conn: apsw.Connection, term: str, df: int, blob: bytes | None) -> None:
+    """Replace a word's packed list (None: remove the word)."""
+    conn.execute("DELETE FROM passage_postings WHERE term = ?", (term,))
+    if blob is not None:
+        conn.executemany(_INSERT, _rows(term, df, blob))
+
+
+def insert_postings(conn: apsw.Connection, lists: Iterable[tuple[str, int, bytes]]) -> None:
+    """Insert (term, df, packed list) of words not stored yet, in term order."""
+    conn.executemany(_INSERT, (r for t, df, b in lists for r in _rows(t, df, b)))
+
+
+def postings_rows(conn: apsw.Connection, lo: str | None = None,
+                  hi: str | None = None) -> Iterable[tuple[str, int, bytes]]:
+    """(term, df, packed list) of every word in term order, or of those in [lo, hi)."""
+    if lo is None:
+        cur = conn.execute("SELECT term, df, data FROM passage_postings ORDER BY term, part")
+    else:
+        cur = conn.execute("SELECT term, df, data FROM passage_postings WHERE term >= ? AND "
+                           "term < ? ORDER BY term, part", (lo, hi))
+    for term, group in groupby(cur, key=itemgetter(0)):
+        rows = list(group)
+        yield term, rows[0][1], b"".join([r[2] for r in rows])
 
 
 def encode_all(term_of: np.ndarray, q: np.ndarray, tf: np.ndarray,
@@ -333,8 +382,7 @@ class PostingsWriter:
                     del qs
                     tf = np.concatenate(tfs)
                     del tfs
-                    conn.execute("INSERT INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
-                                 (words[a], len(q), encode(q, tf)))
+                    insert_postings(conn, [(words[a], len(q), encode(q, tf))])
                     continue
                 key = np.concatenate(keys)
                 order = np.argsort(key, kind="stable")  # runs in passage order: kept
@@ -342,9 +390,7 @@ class PostingsWriter:
                 tf = np.concatenate(tfs)[order].astype(np.int64)
                 blobs = encode_all(key, q, tf, b - a)
                 dfs = np.diff(np.searchsorted(key, np.arange(b - a + 1))).tolist()
-                conn.executemany(
-                    "INSERT INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
-                    zip(words[a:b], dfs, blobs, strict=True))
+                insert_postings(conn, zip(words[a:b], dfs, blobs, strict=True))
         finally:
             self.close()
 
@@ -412,13 +458,11 @@ def term_postings(conn: apsw.Connection, word: str,
     starting with the stem (summed over every expansion), numbers = passages holding any.
     ``size`` is the number of passage numbers (for the dense merge of many expansions)."""
     if not prefix:
-        row = conn.execute("SELECT data FROM passage_postings WHERE term = ?",
-                           (word,)).fetchone()
-        return decode(row[0]) if row else (np.zeros(0, np.int64), np.zeros(0))
+        data = read_postings(conn, word)
+        return decode(data) if data is not None else (np.zeros(0, np.int64), np.zeros(0))
     # Every word starting with the stem sorts in [stem, stem with its last character + 1).
     hi = word[:-1] + chr(ord(word[-1]) + 1)
-    parts = [decode(d) for (d,) in conn.execute(
-        "SELECT data FROM passage_postings WHERE term >= ? AND term < ?", (word, hi))]
+    parts = [decode(d) for _t, _df, d in postings_rows(conn, word, hi)]
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0)
     if len(parts) == 1:
@@ -446,14 +490,12 @@ def add_document(conn: apsw.Connection, doc: int, shape: Shape,
     for term, pairs in counts.items():
         new_ids = np.array([q for q, _ in pairs], dtype=np.int64)
         new_tfs = np.array([n for _, n in pairs], dtype=np.int64)
-        row = conn.execute("SELECT data FROM passage_postings WHERE term = ?",
-                           (term,)).fetchone()
-        if row:
-            ids, tfs = decode(row[0])
+        data = read_postings(conn, term)
+        if data is not None:
+            ids, tfs = decode(data)
             new_ids = np.concatenate((ids, new_ids))
             new_tfs = np.concatenate((tfs.astype(np.int64), new_tfs))
-        conn.execute("INSERT OR REPLACE INTO passage_postings(term, df, data) VALUES (?, ?, ?)",
-                     (term, len(new_ids), encode(new_ids, new_tfs)))
+        write_postings(conn, term, len(new_ids), encode(new_ids, new_tfs))
 
 
 def remove_document(conn: apsw.Connection, doc: int,
@@ -466,19 +508,18 @@ def remove_document(conn: apsw.Connection, doc: int,
         return
     lo, hi = row[0], row[0] + len(row[1]) // 4
     for term in sorted({w for ws in passages for w in ws}):
-        got = conn.execute("SELECT data FROM passage_postings WHERE term = ?",
-                           (term,)).fetchone()
+        got = read_postings(conn, term)
         if got is None:
             continue
-        ids, tfs = decode(got[0])
+        ids, tfs = decode(got)
         keep = (ids < lo) | (ids >= hi)
         if keep.all():
             continue
         if not keep.any():
-            conn.execute("DELETE FROM passage_postings WHERE term = ?", (term,))
+            write_postings(conn, term, 0, None)
         else:
-            conn.execute("UPDATE passage_postings SET df = ?, data = ? WHERE term = ?",
-                         (int(keep.sum()), encode(ids[keep], tfs[keep].astype(np.int64)), term))
+            write_postings(conn, term, int(keep.sum()),
+                           encode(ids[keep], tfs[keep].astype(np.int64)))
     conn.execute("DELETE FROM passages WHERE doc = ?", (doc,))
 
 
@@ -504,4 +545,4 @@ def stored_passage_words(conn: apsw.Connection, doc: int) -> tuple[Shape, list[l
 def term_dfs(conn: apsw.Connection) -> Iterable[tuple[str, int]]:
     """(term, df) of every word in ``passage_postings``: a sharded build sums them into the
     manifest's global df table."""
-    return conn.execute("SELECT term, df FROM passage_postings")
+    return conn.execute("SELECT term, df FROM passage_postings WHERE part = 0")

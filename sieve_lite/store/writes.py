@@ -278,12 +278,11 @@ def compact_passage_numbers(conn: apsw.Connection, slack: int) -> bool:
         updates.append((nxt, doc))
         nxt += count
     conn.executemany("UPDATE passages SET first = ? WHERE doc = ?", updates)
-    for term, data in conn.execute("SELECT term, data FROM passage_postings").fetchall():
+    for term, df, data in list(ps.postings_rows(conn)):
         ids, tfs = ps.decode(data)
         new = new_of[ids]
         order = np.argsort(new, kind="stable")
-        conn.execute("UPDATE passage_postings SET data = ? WHERE term = ?",
-                     (ps.encode(new[order], tfs[order].astype(np.int64)), term))
+        ps.write_postings(conn, term, df, ps.encode(new[order], tfs[order].astype(np.int64)))
     return True
 
 
