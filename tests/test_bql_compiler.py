@@ -210,6 +210,26 @@ def test_modes_give_same_documents(coll, query: str) -> None:
     assert all(r == results[0] for r in results)
 
 
+# fts_doc keeps every field in one column, each non-body word behind its field's tag ("_t",
+# "_s", "_i", "_a"): a word or prefix in one field must reach that field's words only.
+@pytest.mark.parametrize("query,expected", [
+    ("st*[body]", {"split"}),
+    ("st*[title]", {"phrase"}),
+    ("st*[infobox]", {"infobox"}),
+    ("th*[body]", {"split", "near"}),
+    ("ad*[author]", {"author"}),
+    ("ad*[body] OR ada[title,section,infobox]", set()),
+    ("ca*[section]", {"heading"}),
+    ("ca* -ca*[title]", {"heading"}),
+    ("fi*[infobox] -fi*[body]", {"infobox"}),
+    ("in*[body] -in*[title]", {"intro"}),
+    ("glass[section] -glass[title]", {"split"}),
+])
+def test_field_tags_keep_fields_apart(coll, query: str, expected: set[str]) -> None:
+    assert run(coll, query, "setops", False) == expected  # the per-value tables alone
+    assert run(coll, query) == expected  # through fts_doc
+
+
 def test_big_query_compiles_fast() -> None:
     import time
 
