@@ -5,12 +5,12 @@ This measures, on the same generated corpus and in one run, the parts of that co
 change to our Python can remove while the collection keeps what BQL.md and the design need:
 
 * **CPU**: SQLite's FTS5 alone, indexing the section texts (already normalised, so no Python
-  word work is counted) into ``fts_body`` (positions: phrases and NEAR) and into the body column
-  of ``fts_doc`` (document-level Boolean), with the build's settings and ``optimize``; next to
-  tantivy-py's whole build (reading and parsing the JSONL included).
+  word work is counted) into ``fts_body`` (positions: phrases and NEAR) and as the body tokens
+  of ``fts_doc`` (document-level Boolean), with the build's settings and ``optimize``; next
+  to tantivy-py's whole build (reading and parsing the JSONL included).
 * **Size**: the section text (it is returned verbatim by fetch) as the build packs it, packed
   one frame per document, and the whole text in one zstd frame at level 19 (a lower bound
-  that allows no random access); ``fts_body`` with today's rowids (``doc << 20 | pos``) and
+  that allows no random access); ``fts_body`` with today's rowids (``doc << 13 | pos``) and
   with dense ones; the other parts as the built collection has them (``bench/latency.py``).
 
 Run from the repository root (tantivy is a development dependency: ``pip install tantivy``)::
@@ -67,7 +67,7 @@ def read_sections(src: Path) -> tuple[list[list[str]], list[list[str]], float]:
 
 
 def fts_floor(bodies: list[list[str]], dense: bool) -> dict:
-    """fts_body and fts_doc's body column of the indexed section texts ``bodies``, built as
+    """fts_body and fts_doc's body tokens of the indexed section texts ``bodies``, built as
     the build builds them (its schema and settings), in a file of their own: CPU seconds of
     SQLite alone, and their bytes."""
     body_rows, n = [], 0
@@ -174,9 +174,9 @@ def main() -> None:
         ("... packed as the build does (one frame a section)", text["built"]),
         ("... one frame a document", text["per_doc"]),
         ("... one level-19 frame (lower bound)", text["whole19"]),
-        ("fts_body, rowids doc << 20 | pos", sparse["body_bytes"]),
+        ("fts_body, rowids doc << 13 | pos", sparse["body_bytes"]),
         ("fts_body, dense rowids", dense["body_bytes"]),
-        ("fts_doc (body column alone)", dense["doc_bytes"]),
+        ("fts_doc (body tokens alone)", dense["doc_bytes"]),
     ]
     for name, b in rows:
         print(f"  {name:52s} {b / mb:8,.1f} ({b / jsonl:.2f}x)")
