@@ -266,6 +266,27 @@ def test_damage_inside_a_document_is_refused_when_read(base: Path, tmp_path: Pat
     assert path.read_bytes() == before
 
 
+def test_postings_past_the_passages_are_refused_when_searched(base: Path,
+                                                              tmp_path: Path) -> None:
+    """A packed postings list naming a passage the collection does not have: a search using
+    that word is refused in one line (the ranker's arrays are never indexed with it); other
+    words still search."""
+    from sieve_lite.store import passages as ps
+
+    def far_passage(p: Path) -> None:
+        _edit(p, "UPDATE passage_postings SET data = ? WHERE term = 'generator'",
+              (ps.encode(np.array([3, 10**9]), np.array([1, 1])),))
+
+    path, before = hostile(base, tmp_path, far_passage)
+    for query in ("generator", "generat*"):
+        rc, _out, err, seconds, mb = run_measured("search", str(path), query, "--ranker",
+                                                  "bm25")
+        refused(rc, err, seconds, mb, "postings of 'generator' name passage 1000000000")
+    rc, out, err, _s, _mb = run_measured("search", str(path), "walrus", "--ranker", "bm25")
+    assert rc == 0 and "pep-0622" in out, err
+    assert path.read_bytes() == before
+
+
 def test_a_card_unpacks_no_more_than_the_build_bound(base: Path, tmp_path: Path) -> None:
     """A search whose card's snippet comes from the bomb's section (the index still holds the
     section's words) is refused at the bound the build stored, not at the global ceiling."""

@@ -12,6 +12,7 @@ import pytest
 from sieve_lite import store
 from sieve_lite.build import build_collection
 from sieve_lite.documents import Document
+from sieve_lite.errors import DamagedCollection
 from sieve_lite.store import passages as ps
 from sieve_lite.words import index_text
 
@@ -187,7 +188,7 @@ def test_long_lists_are_stored_in_parts_and_read_back_whole(tmp_path):
 
     for term, want in lists.items():
         assert same(ps.decode(ps.read_postings(conn, term)), want)
-        assert same(ps.term_postings(conn, term, False, 0), want)
+        assert same(ps.term_postings(conn, term, False, int(want[0][-1]) + 1), want)
     assert [(t, df) for t, df, _ in ps.postings_rows(conn)] == [
         (t, len(lists[t][0])) for t in sorted(lists)]
     assert sorted(ps.term_dfs(conn)) == [(t, len(lists[t][0])) for t in sorted(lists)]
@@ -202,5 +203,10 @@ def test_long_lists_are_stored_in_parts_and_read_back_whole(tmp_path):
     assert conn.execute("SELECT part FROM passage_postings WHERE term = 'gamma'").fetchall() \
         == [(0,)]
     assert ps.read_postings(conn, "alpha") is None
-    assert same(ps.term_postings(conn, "alpha", False, 0), (np.zeros(0), np.zeros(0)))
+    assert same(ps.term_postings(conn, "alpha", False, 1), (np.zeros(0), np.zeros(0)))
+    # a list naming a passage past the collection's is refused, not indexed with
+    with pytest.raises(DamagedCollection, match="postings of 'gamma' name passage 9"):
+        ps.term_postings(conn, "gamma", False, 9)
+    with pytest.raises(DamagedCollection, match="postings of 'gamma'"):
+        ps.term_postings(conn, "gam", True, 9)
     conn.close()

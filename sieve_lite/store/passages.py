@@ -29,6 +29,8 @@ from typing import Any
 import apsw
 import numpy as np
 
+from ..errors import DamagedCollection
+
 _TYPES = (np.dtype("<u1"), np.dtype("<u2"), np.dtype("<u4"), np.dtype("<u8"))
 _ZSTD = 0x80  # header bit: the body is one zstd frame
 ZSTD_AFTER = 512  # bytes: shorter postings are stored plain (a frame costs more than it saves)
@@ -452,6 +454,17 @@ class PassageIndex:
         return Shape(n, bool(ib), bool(au))
 
 
+def _within(got: tuple[np.ndarray, np.ndarray], size: int,
+            word: str) -> tuple[np.ndarray, np.ndarray]:
+    """``got`` when its passage numbers (ascending) are all below ``size``: a damaged or
+    crafted list must not index past the ranker's arrays."""
+    ids = got[0]
+    if len(ids) and (int(ids[0]) < 0 or int(ids[-1]) >= size):
+        raise DamagedCollection(f"the postings of {word!r} name passage {int(ids[-1])}, past "
+                                f"the collection's {size}; rebuild it or get a fresh copy")
+    return got
+
+
 def term_postings(conn: apsw.Connection, word: str,
                   prefix: bool, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(passage numbers, tfs) of a word, or of a prefix as one unit: tf = the passage's words
@@ -459,10 +472,12 @@ def term_postings(conn: apsw.Connection, word: str,
     ``size`` is the number of passage numbers (for the dense merge of many expansions)."""
     if not prefix:
         data = read_postings(conn, word)
-        return decode(data) if data is not None else (np.zeros(0, np.int64), np.zeros(0))
+        if data is None:
+            return np.zeros(0, np.int64), np.zeros(0)
+        return _within(decode(data), size, word)
     # Every word starting with the stem sorts in [stem, stem with its last character + 1).
     hi = word[:-1] + chr(ord(word[-1]) + 1)
-    parts = [decode(d) for _t, _df, d in postings_rows(conn, word, hi)]
+    parts = [_within(decode(d), size, t) for t, _df, d in postings_rows(conn, word, hi)]
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0)
     if len(parts) == 1:

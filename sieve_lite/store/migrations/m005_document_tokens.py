@@ -16,7 +16,7 @@ SQL = """
 DROP TABLE passage_postings;
 CREATE TABLE passage_postings (
     term      TEXT NOT NULL,               -- a BQL word (sieve_lite.words)
-    part      INTEGER NOT NULL,            -- 0, 1, ...: the data of a word's rows, in order
+    part      INTEGER NOT NULL DEFAULT 0,  -- 0, 1, ...: the data of a word's rows, in order
     df        INTEGER NOT NULL,            -- passages holding it
     data      BLOB NOT NULL,               -- store.passages.encode(...), cut into parts
     PRIMARY KEY (term, part)
