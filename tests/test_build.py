@@ -96,6 +96,29 @@ def test_repeated_id_names_both_lines(tmp_path: Path) -> None:
     assert seen[0].where == f"{src}:3"
 
 
+def test_values_of_one_kind_are_bounded_by_the_rowid_layout(tmp_path: Path) -> None:
+    """A document's values of one kind share its rowid range (``doc << SHIFT | pos``): the
+    most the layout holds is built and searchable to the last one; one more is skipped."""
+    from sieve_lite.store.layout import MAX_VALUES
+
+    most = [f"Writer{i}" for i in range(MAX_VALUES - 1)]
+    src = write_jsonl(tmp_path / "wide.jsonl", [
+        {"id": "wide", "title": "Wide", "text": "x", "author": most},
+        {"id": "wider", "title": "Wider", "text": "y", "author": [*most, "Writerlast"]},
+        {"id": "sections", "title": "S", "sections": [{"heading": f"H{i}", "text": "z"}
+                                                      for i in range(MAX_VALUES)]}])
+    report = build_collection(iter_documents([src]), tmp_path / "w.db", embed=False)
+    assert report.documents == 1
+    assert report.skipped == [
+        f"{src}:{n}: document {d!r} has over {MAX_VALUES - 1} sections, infobox entries or "
+        "authors" for n, d in ((2, "wider"), (3, "sections"))]
+    with sieve_lite.open(tmp_path / "w.db") as coll:
+        last = f"writer{MAX_VALUES - 2}[author]"
+        res = coll.search(last, ranker="bm25")
+        assert res.total == 1 and [h.id for h in res.results] == ["wide"]
+        assert coll.document("wide")["author"][-1] == f"Writer{MAX_VALUES - 2}"
+
+
 def test_content_hash_is_deterministic_and_inline_equals_workers(tmp_path: Path,
                                                                  data_dir: Path,
                                                                  monkeypatch) -> None:
