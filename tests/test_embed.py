@@ -405,36 +405,26 @@ def test_embed_meter_rate_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
     assert counts == [2, 1]
 
 
-def test_the_forced_document_embedder_is_read_at_every_call(monkeypatch):
-    """``SIEVE_LITE_BUILD_EMBEDDER`` chooses the document embedder each time it is asked for
-    (a benchmark builds one set with torch, then with onnx, in one process; the choice was
-    cached by model name alone, so the second build silently reused the first embedder)."""
+@pytest.mark.parametrize("getter,env,fast,fast_name", [
+    ("get_embedder", "BUILD_EMBEDDER_ENV", "OnnxInt8", "onnx"),
+    ("get_query_embedder", "EMBEDDER_ENV", "NumpyBert", "numpy"),
+])
+def test_the_forced_embedder_is_read_at_every_call(monkeypatch, getter, env, fast, fast_name):
+    """``SIEVE_LITE_BUILD_EMBEDDER`` (documents) and ``SIEVE_LITE_EMBEDDER`` (queries) choose
+    the embedder each time one is asked for (a benchmark builds one set with torch, then with
+    onnx, in one process; the choice was cached by model name alone, so the second build
+    silently reused the first embedder)."""
     monkeypatch.setattr(embed, "get_torch_embedder", lambda name: ("torch", name))
-    monkeypatch.setattr(embed, "OnnxInt8", lambda name: ("onnx", name))
+    monkeypatch.setattr(embed, fast, lambda name: (fast_name, name))
     monkeypatch.setattr(embed, "onnx_unsupported", lambda path: None)
     monkeypatch.setattr(embed, "resolve_model_path", lambda name: name)
-    embed.get_embedder.cache_clear()
+    get = getattr(embed, getter)
+    get.cache_clear()
     try:
         got = []
-        for forced in ("torch", "onnx", "torch", ""):
-            monkeypatch.setenv(embed.BUILD_EMBEDDER_ENV, forced)
-            got.append(embed.get_embedder("m")[0])
-        assert got == ["torch", "onnx", "torch", "onnx"]
+        for forced in ("torch", fast_name, "torch", ""):
+            monkeypatch.setenv(getattr(embed, env), forced)
+            got.append(get("m")[0])
+        assert got == ["torch", fast_name, "torch", fast_name]
     finally:
-        embed.get_embedder.cache_clear()
-
-
-def test_the_forced_query_embedder_is_read_at_every_call(monkeypatch):
-    """The same for ``SIEVE_LITE_EMBEDDER`` and the query embedder."""
-    monkeypatch.setattr(embed, "get_torch_embedder", lambda name: ("torch", name))
-    monkeypatch.setattr(embed, "NumpyBert", lambda name: ("numpy", name))
-    monkeypatch.setattr(embed, "resolve_model_path", lambda name: name)
-    embed.get_query_embedder.cache_clear()
-    try:
-        got = []
-        for forced in ("torch", "numpy", "torch", ""):
-            monkeypatch.setenv(embed.EMBEDDER_ENV, forced)
-            got.append(embed.get_query_embedder("m")[0])
-        assert got == ["torch", "numpy", "torch", "numpy"]
-    finally:
-        embed.get_query_embedder.cache_clear()
+        get.cache_clear()

@@ -210,3 +210,21 @@ def test_long_lists_are_stored_in_parts_and_read_back_whole(tmp_path):
     with pytest.raises(DamagedCollection, match="postings of 'gamma'"):
         ps.term_postings(conn, "gam", True, 9)
     conn.close()
+
+
+def test_renumbering_refuses_a_list_past_the_passages(tmp_path):
+    """Compacting passage numbers indexes its renumbering table with every list's numbers:
+    a damaged list is refused in the same words as at search time, and nothing is kept."""
+    from sieve_lite.store import writes
+
+    path = _build(tmp_path / "c.db", _docs()[:5])
+    conn = store.connect(path, readonly=False)
+    term = conn.execute("SELECT term FROM passage_postings LIMIT 1").fetchone()[0]
+    with conn:
+        ps.write_postings(conn, term, 2, ps.encode(np.array([1, 10**9]), np.array([1, 1])))
+    before = list(ps.postings_rows(conn))
+    with pytest.raises(DamagedCollection, match=f"postings of '{term}' name passage 1000000000"):
+        with conn:
+            writes.compact_passage_numbers(conn, slack=-10**9)
+    assert list(ps.postings_rows(conn)) == before
+    conn.close()

@@ -15,6 +15,7 @@ from sieve_lite.cli import cli
 from sieve_lite.errors import QueryError
 from sieve_lite.search import clause_text, render_compact
 from sieve_lite.sources import iter_documents
+from sieve_lite.store.passages import term_dfs
 
 EXAMPLES = Path(__file__).resolve().parent / "data" / "bql-examples"
 QUERIES = [json.loads(line) for line in (EXAMPLES / "queries.jsonl").open(encoding="utf-8")]
@@ -160,8 +161,7 @@ def _selection_queries(coll) -> list[str]:
     here = Path(__file__).resolve().parent
     qs = [q["q"] for q in QUERIES]
     qs += [json.loads(line)["q"] for line in (here / "golden" / "parse.jsonl").open()]
-    vocab = sorted(t for (t,) in coll.conn.execute(
-        "SELECT term FROM passage_postings WHERE part = 0"))
+    vocab = sorted(t for t, _df in term_dfs(coll.conn))
     rng = random.Random(5)
 
     def atom() -> str:

@@ -454,15 +454,15 @@ class PassageIndex:
         return Shape(n, bool(ib), bool(au))
 
 
-def _within(got: tuple[np.ndarray, np.ndarray], size: int,
-            word: str) -> tuple[np.ndarray, np.ndarray]:
-    """``got`` when its passage numbers (ascending) are all below ``size``: a damaged or
-    crafted list must not index past the ranker's arrays."""
-    ids = got[0]
+def decode_within(data: bytes, size: int, word: str) -> tuple[np.ndarray, np.ndarray]:
+    """``decode(data)`` when every passage number it holds is below ``size`` (the arrays the
+    caller indexes with them); a damaged or crafted list is ``DamagedCollection``."""
+    ids, tfs = decode(data)
     if len(ids) and (int(ids[0]) < 0 or int(ids[-1]) >= size):
-        raise DamagedCollection(f"the postings of {word!r} name passage {int(ids[-1])}, past "
-                                f"the collection's {size}; rebuild it or get a fresh copy")
-    return got
+        bad = int(ids[0]) if int(ids[0]) < 0 else int(ids[-1])
+        raise DamagedCollection(f"the postings of {word!r} name passage {bad}, past the "
+                                f"collection's {size}; rebuild it or get a fresh copy")
+    return ids, tfs
 
 
 def term_postings(conn: apsw.Connection, word: str,
@@ -474,10 +474,10 @@ def term_postings(conn: apsw.Connection, word: str,
         data = read_postings(conn, word)
         if data is None:
             return np.zeros(0, np.int64), np.zeros(0)
-        return _within(decode(data), size, word)
+        return decode_within(data, size, word)
     # Every word starting with the stem sorts in [stem, stem with its last character + 1).
     hi = word[:-1] + chr(ord(word[-1]) + 1)
-    parts = [_within(decode(d), size, t) for t, _df, d in postings_rows(conn, word, hi)]
+    parts = [decode_within(d, size, t) for t, _df, d in postings_rows(conn, word, hi)]
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0)
     if len(parts) == 1:

@@ -279,7 +279,7 @@ def compact_passage_numbers(conn: apsw.Connection, slack: int) -> bool:
         nxt += count
     conn.executemany("UPDATE passages SET first = ? WHERE doc = ?", updates)
     for term, df, data in list(ps.postings_rows(conn)):
-        ids, tfs = ps.decode(data)
+        ids, tfs = ps.decode_within(data, top, term)
         new = new_of[ids]
         order = np.argsort(new, kind="stable")
         ps.write_postings(conn, term, df, ps.encode(new[order], tfs[order].astype(np.int64)))
