@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import EnvironmentProblem, ModelError
+from .syntax import Menu, as_gbnf
 
 TEMPERATURE = 0.6
 SEED = 42
@@ -61,7 +62,8 @@ class Backbone(Protocol):
     supports_grammar: bool
     supports_prefill: bool
 
-    def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
+    def complete(self, messages: list[Message], *, max_tokens: int,
+                 grammar: str | Menu | None = None,
                  prefill: str = "", call: int = 0) -> Completion:
         """Generate the assistant's next message (continuing ``prefill`` when given).
 
@@ -179,10 +181,12 @@ class LlamaBackbone:
     def prompt_tokens(self, messages: list[Message], prefill: str = "") -> int:
         return len(self._tokens(self.render(messages, prefill), True))
 
-    def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
+    def complete(self, messages: list[Message], *, max_tokens: int,
+                 grammar: str | Menu | None = None,
                  prefill: str = "", call: int = 0) -> Completion:
         from llama_cpp import LlamaGrammar
 
+        grammar = as_gbnf(grammar)
         tokens = self._tokens(self.render(messages, prefill), True)
         if len(tokens) + max_tokens > self.n_ctx:
             raise ModelError(f"prompt of {len(tokens)} tokens plus {max_tokens} to generate "
@@ -302,7 +306,8 @@ class HttpBackbone:
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + \
             self.count_tokens(prefill)
 
-    def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
+    def complete(self, messages: list[Message], *, max_tokens: int,
+                 grammar: str | Menu | None = None,
                  prefill: str = "", call: int = 0) -> Completion:
         msgs = list(messages)
         if prefill:
@@ -313,7 +318,8 @@ class HttpBackbone:
                                 "temperature": self.temperature, "seed": self.seed + call,
                                 "max_tokens": max_tokens, "stream": False}
         if grammar is not None and self.supports_grammar:
-            body["grammar"] = grammar  # llama.cpp's own field: the same GBNF as in-process
+            # llama.cpp's own field: the same GBNF as in-process
+            body["grammar"] = as_gbnf(grammar)
         t0 = time.perf_counter()
         data = self._request("/chat/completions", body)
         seconds = time.perf_counter() - t0
@@ -383,12 +389,13 @@ class ScriptedBackbone:
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + \
             self.count_tokens(prefill)
 
-    def complete(self, messages: list[Message], *, max_tokens: int, grammar: str | None = None,
+    def complete(self, messages: list[Message], *, max_tokens: int,
+                 grammar: str | Menu | None = None,
                  prefill: str = "", call: int = 0) -> Completion:
         if not self.replies:
             raise AssertionError("the scripted backbone ran out of replies")
         self.calls.append({"messages": [dict(m) for m in messages], "prefill": prefill,
-                           "grammar": grammar, "max_tokens": max_tokens})
+                           "grammar": as_gbnf(grammar), "menu": grammar, "max_tokens": max_tokens})
         text = self.replies.pop(0)
         return Completion(text=text, prompt_tokens=self.prompt_tokens(messages, prefill),
                           completion_tokens=self.count_tokens(text), finish_reason="stop",

@@ -49,7 +49,7 @@ from .steps import (
     Step,
     action_to_json,
 )
-from .syntax import ActionError, action_grammar, parse_action
+from .syntax import ActionError, Menu, parse_action
 from .tools import (
     WHOLE_DOCUMENT,
     Hit,
@@ -236,7 +236,7 @@ class Agent:
             self.cards[h.id] = h
 
     # -- one step --------------------------------------------------------------------------
-    def _step(self, prompt: int, grammar: str | None) -> Answer | None:
+    def _step(self, prompt: int, grammar: Menu | None) -> Answer | None:
         max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
         comp = self._call(self._messages(), max_tokens, grammar, "")
         self.acc.steps += 1
@@ -367,12 +367,12 @@ class Agent:
     def _hop_pending(self) -> bool:
         return self.hop is not None and not self._was_read(self.hop.doc)
 
-    def _hop_grammar(self) -> str:
+    def _hop_grammar(self) -> Menu:
         """The next reply while a link is being followed: its search, then a read of the
         linked document; no answer yet (the question asks about the linked document)."""
         hop = self.hop
         if ("search", _norm_query(hop.query)) not in self.done:
-            return action_grammar(self.mode, self.tools.fields, [], [], uncited_answer=False,
+            return Menu.of(self.mode, self.tools.fields, [], [], uncited_answer=False,
                                   queries=[hop.query], free_search=False,
                                   thought_chars=self.budgets.thought_chars)
         secs = self._unread(hop.doc, self.tools.sections(hop.doc))
@@ -381,7 +381,7 @@ class Agent:
         label = next((str(h.rank) for h in self.last_hits if h.id == hop.doc), hop.doc)
         if hop.doc not in self.seen:
             self.seen[hop.doc] = secs
-        return action_grammar(self.mode, self.tools.fields, [(label, secs)], [],
+        return Menu.of(self.mode, self.tools.fields, [(label, secs)], [],
                               uncited_answer=False, queries=[], free_search=False,
                               thought_chars=self.budgets.thought_chars)
 
@@ -684,7 +684,7 @@ class Agent:
         max_tokens = max(16, min(self.budgets.answer_tokens, self.backbone.n_ctx - prompt - 1))
         grammar = None
         if self.use_grammar:
-            grammar = action_grammar(self.mode, (), (), self._citable(), prefilled=True)
+            grammar = Menu.of(self.mode, (), (), self._citable(), prefilled=True)
         comp = self._call(self._messages(), max_tokens, grammar, ANSWER_PREFILL)
         text = comp.text.strip()
         if text.lower().startswith("answer:"):  # a server that could not prefill
@@ -712,7 +712,7 @@ class Agent:
     def _queries_left(self) -> list[str]:
         return [q for q in self.suggested if ("search", _norm_query(q)) not in self.done]
 
-    def _grammar(self, uncited_answer: bool = True) -> str:
+    def _grammar(self, uncited_answer: bool = True) -> Menu:
         """The grammar of the next reply: only actions that are new and useful. A search
         already run and a section already read cannot be written; an answer only once
         something was read (and, under the span rule, only as a span of shown text)."""
@@ -741,7 +741,7 @@ class Agent:
         has_fetch = any(secs for _lab, secs in fetchable)
         if not (queries or free or has_fetch or self.read):
             raise _NothingLeft()
-        return action_grammar(self.mode, self.tools.fields, fetchable, self._citable(),
+        return Menu.of(self.mode, self.tools.fields, fetchable, self._citable(),
                               uncited_answer=uncited_answer, queries=queries,
                               free_search=free, span_rules=span_rules,
                               thought_chars=self.budgets.thought_chars)
@@ -774,9 +774,9 @@ class Agent:
         idx = self._spans()
         return idx.grammar(starts=answer_starts(idx, self.question, STOPWORDS))
 
-    def _answer_grammar(self) -> str:
+    def _answer_grammar(self) -> Menu:
         span_rules = self._span_grammar() if self._span_rule() else None
-        return action_grammar(self.mode, (), (), self._citable(), answer_only=True,
+        return Menu.of(self.mode, (), (), self._citable(), answer_only=True,
                               span_rules=span_rules, thought_chars=0)
 
     def _unread(self, doc_id: str, sections: list[str]) -> list[str]:
@@ -792,7 +792,7 @@ class Agent:
     def _citable(self) -> list[Citation]:
         return [Citation(d, s, self.read_pages.get((d, s), "")) for d, s in self.read]
 
-    def _call(self, messages: list[Message], max_tokens: int, grammar: str | None,
+    def _call(self, messages: list[Message], max_tokens: int, grammar: Menu | None,
               prefill: str) -> Any:
         t0 = time.perf_counter()
         comp = self.backbone.complete(messages, max_tokens=max_tokens, grammar=grammar,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ..errors import SieveError
 from ..options import MODES  # re-exported: the modes are named in one place
@@ -395,6 +396,55 @@ def bql_grammar(fields: Sequence[str]) -> str:
                  .replace("gpos ::= gterm | date", "gpos ::= gterm")
                  .replace("gneg ::= gterm | date", "gneg ::= gterm"))
     return rules
+
+
+@dataclass(frozen=True)
+class Menu:
+    """What the next reply may be, as data: the one description every constraint is built
+    from. ``gbnf()`` is llama.cpp's grammar (in-process and llama.cpp servers); a server that
+    takes a JSON schema instead builds it from the same fields, so every server kind is held
+    to the same per-step menu. The fields are ``action_grammar``'s arguments; ``choices``,
+    when given, are the only answers allowed (a constrained choice among candidate answers),
+    and ``span_rules`` the GBNF of answers copied from shown text."""
+
+    mode: str
+    fields: tuple[str, ...] = ()
+    fetchable: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    citable: tuple[Citation, ...] = ()
+    answer_only: bool = False
+    prefilled: bool = False
+    uncited_answer: bool = True
+    queries: tuple[str, ...] | None = None
+    free_search: bool = True
+    span_rules: str | None = None
+    choices: tuple[str, ...] | None = None
+    thought_chars: int = MAX_THOUGHT_CHARS
+
+    @classmethod
+    def of(cls, mode: str, fields: Sequence[str] = (),
+           fetchable: Sequence[tuple[str, Sequence[str]]] = (),
+           citable: Sequence[Citation] = (), *, queries: Sequence[str] | None = None,
+           choices: Sequence[str] | None = None, **kw: object) -> Menu:
+        """A menu from plain sequences (stored as tuples: a menu is hashable and frozen)."""
+        return cls(mode, tuple(fields), tuple((lab, tuple(s)) for lab, s in fetchable),
+                   tuple(citable), queries=None if queries is None else tuple(queries),
+                   choices=None if choices is None else tuple(choices), **kw)  # type: ignore[arg-type]
+
+    def gbnf(self) -> str:
+        """The GBNF grammar of this menu (``action_grammar``)."""
+        span = self.span_rules
+        if self.choices is not None:
+            span = f"span ::= {_alt(self.choices)}\n"
+        return action_grammar(self.mode, self.fields, self.fetchable, self.citable,
+                              answer_only=self.answer_only, prefilled=self.prefilled,
+                              uncited_answer=self.uncited_answer, queries=self.queries,
+                              free_search=self.free_search, span_rules=span,
+                              thought_chars=self.thought_chars)
+
+
+def as_gbnf(grammar: str | Menu | None) -> str | None:
+    """GBNF text for a backbone's ``grammar`` argument (a menu is rendered; text is kept)."""
+    return grammar.gbnf() if isinstance(grammar, Menu) else grammar
 
 
 def action_grammar(mode: str, fields: Sequence[str],
