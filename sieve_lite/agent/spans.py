@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .question import NUMERIC_NOUNS as _NUMERIC
+from .question import Target, analyze
 from .syntax import gbnf_literal
 
 # Punctuation taken off both ends of a chunk. Not '*' (``except*``), '_' (``__qname__``),
@@ -216,66 +218,12 @@ _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
 _MOMENTS = ("created", "date", "dated", "published", "released", "release", "posted",
             "updated", "accepted", "resolved", "year", "born", "died", "founded", "opened",
             "started", "ended", "time", "day", "month")
-_HOW_MUCH = {"many", "much", "big", "long", "large", "old"}
-_AFTER_WH = {"of", "the", "a", "an", "is", "was", "are", "were", "did", "does", "do", "has",
-             "had", "have", "in", "on", "for", "at", "by"}
 
-
-# Nouns whose value is a number ('What percentage ...', 'Which port ...').
-_NUMERIC = frozenset({"number", "percentage", "percent", "port", "size", "count", "amount",
-                      "width", "length", "height", "age", "price", "score", "rank"})
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a question asks for: its kind ('who', 'when', 'number', 'what') and the nouns
-    that name the wanted value ('status' in 'What status does ...', 'python' and 'version' in
-    'Which Python version ...')."""
-
-    kind: str
-    nouns: frozenset[str]
 
 
 def question_target(question: str) -> Target:
-    """The kind and the naming nouns of ``question`` (see ``Target``). The kind comes from
-    the first question word ('In PEP 618, what exception does it raise when ...' asks
-    what, not when)."""
-    import re
-
-    from ..words import words
-
-    # The clause that asks: 'In 2007, X created a PEP whose title mentions Y; what is its
-    # title?' asks what, not who ('whose' there is a relative pronoun).
-    for clause in reversed(re.split(r"[;.:]\s+", question)):
-        first = words(clause)[:1]
-        if first and first[0] in ("what", "which", "who", "whom", "whose", "when", "how"):
-            question = clause
-            break
-    q = words(question)
-    kind, nouns = "what", []
-    for i, w in enumerate(q):
-        if w in ("who", "whom", "whose"):
-            kind = "who"
-        elif w == "when":
-            kind = "when"
-        elif w == "how" and i + 1 < len(q) and q[i + 1] in _HOW_MUCH:
-            kind = "number"
-        elif w in ("what", "which"):
-            # the words right after it, up to a function word: 'What type of PEP' -> type
-            rest = q[i + 1:]
-            while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an", "its",
-                                       "their", "that", "this"):
-                rest = rest[1:]  # 'What is the status of ...' -> status
-            for x in rest[:2]:
-                if x in _AFTER_WH:
-                    break
-                nouns.append(x)
-            if nouns and nouns[0] in ("date", "year", "month", "day"):
-                kind = "when"
-        else:
-            continue
-        break
-    return Target(kind, frozenset(nouns))
+    """What ``question`` asks for (``question.analyze``: read once, shared)."""
+    return analyze(question).target
 
 
 def _stems(ws: Iterable[str]) -> set[str]:

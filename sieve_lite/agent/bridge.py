@@ -1,0 +1,252 @@
+"""Bridge questions: the answer is about a thing the question names only through another.
+
+"Where did the composer of film The Merry Monahans die?", "When did the country containing
+Nugegoda leave the British Empire?", "Who is the spouse of Big Eye's main director?": the
+question names a document (*the entity*: The Merry Monahans) and a role (*the relation*:
+composer) that leads from it to the thing asked about. A careful reader reads the entity's
+document, finds who or what fills the role there, searches for that, and answers from its
+document. The first answer becomes the next search.
+
+* ``entity``: the longest run of the question's words, as written, that is the title of a
+  document in this collection (checked with the index).
+* ``relations``: the role nouns that lead from it, innermost first ('the mother of the
+  director of film X' -> director, then mother), each with the kind of thing it names: a
+  person (director, father, spouse, ...), a place (country, city, birth place, ...) or an
+  organisation (company, team, university, ...). Plain English, no collection's words.
+* ``Bridge.on_read``: in the text read, the thing of that kind nearest the role's words (in
+  the sentence that best matches the question), which must itself be a document here; it
+  becomes the next read. After the last role, the answer is read from that document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import QueryError
+from ..words import words
+from .question import STOPWORDS, Question, analyze
+
+PERSON_ROLES = frozenset("""
+director directors composer performer singer author writer producer father mother parent
+spouse wife husband son daughter child brother sister sibling founder creator president
+leader owner ceo chairman player coach manager captain member grandfather grandmother
+inventor designer architect artist actor actress presenter host editor publisher narrator
+screenwriter lyricist conductor king queen emperor ruler governor mayor successor
+predecessor head minister chief teacher student
+""".split())
+PLACE_ROLES = frozenset("""
+country city state county province region town village place location birthplace capital
+area district island continent nation municipality
+""".split())
+ORG_ROLES = frozenset("""
+company team university school college club band party association organization
+organisation network label league agency firm studio channel station church institution
+museum group corporation airline
+""".split())
+_KIND_OF = {**{r: "person" for r in PERSON_ROLES}, **{r: "place" for r in PLACE_ROLES},
+            **{r: "org" for r in ORG_ROLES}}
+_LABELS = {"person": ("PERSON",), "place": ("GPE", "LOC", "FAC"),
+           "org": ("ORG", "NORP", "FAC")}
+# Words between a role and the entity ('the composer of film X', 'the country where X is').
+_LINK = r"(?:\s+(?:of|where|in|which|that|who|whose|containing|for|from|at|with)\b)"
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One role to go through: its noun, the kind of thing it names, and the words of the
+    question around it (what the bridge sentence should say)."""
+
+    role: str
+    kind: str
+    cues: tuple[str, ...]
+
+
+def entity(coll: Any, q: Question | str) -> tuple[str, str] | None:
+    """(the question's words that name it, document id) of the longest run of the question's
+    words that is exactly a document's title here; None when no run is."""
+    q = analyze(q)
+    if "title" not in coll.fields:
+        return None
+    # a possessive ends a name ("Princess Feodora Of Denmark's father")
+    toks = re.findall(r"[\w][\w.&-]*(?:['’](?!s\b)[\w.&-]+)*", q.text)
+    best: tuple[int, str, str] | None = None
+    for n in range(min(10, len(toks)), 0, -1):
+        for i in range(len(toks) - n + 1):
+            run = toks[i:i + n]
+            if not run[0][:1].isupper() and not run[0][:1].isdigit():
+                continue
+            ws = words(" ".join(run))
+            if not ws or all(w in STOPWORDS for w in ws) or (n == 1 and i == 0):
+                continue
+            doc = _titled(coll, ws)
+            if doc is not None and (best is None or n > best[0]):
+                best = (n, " ".join(run), doc)
+        if best is not None:
+            return best[1], best[2]
+    return None
+
+
+def _titled(coll: Any, ws: list[str]) -> str | None:
+    """The document whose title's words are exactly ``ws``, ignoring a '(...)' at its end."""
+    phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+    try:
+        res = coll.search(f"{phrase}[title]", k=8, ranker="bm25", strict=True)
+    except QueryError:
+        return None
+    for r in res.results:
+        title = re.sub(r"\s*\([^()]*\)\s*$", "", str(r.title))
+        if words(title) == ws or words(str(r.title)) == ws:
+            return str(r.id)
+    return None
+
+
+def relations(q: Question | str, name: str) -> list[Hop]:
+    """The roles that lead from the entity ``name`` to what is asked, innermost first: the
+    role nouns of the question before the entity ('the country where Baure is located',
+    'the mother of the director of film X'), and after a possessive ('Big Eye's main
+    director')."""
+    q = analyze(q)
+    low = q.text.lower()
+    at = low.find(name.lower())
+    if at < 0:
+        return []
+    before = low[:at]
+    after = low[at + len(name):]
+    hops: list[Hop] = []
+    # "X's (main) director", right after the entity
+    m = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)", after)
+    if m and _singular(m.group(1)) in _KIND_OF:
+        hops.append(_hop(_singular(m.group(1)), q, low))
+    # roles before the entity, the nearest first: 'the R of ... the R2 where ... X'
+    found = []
+    for m in re.finditer(r"\b(\w+)(?:\s+of\s+(?:birth|death))?" + _LINK, before):
+        role = _singular(m.group(1))
+        if role not in _KIND_OF:
+            continue
+        rest = before[m.end():]
+        # 'the village of Clonbrook', 'the city of X': the entity's own kind, not a role
+        if _KIND_OF[role] == "place" and m.group(0).endswith(" of") and \
+                not re.search(r"\b(?:the|a|an)\b", rest):
+            continue
+        found.append((m, role))
+    for m, role in reversed(found):
+        if "of birth" in m.group(0):
+            role = "birthplace"
+        hops.append(_hop(role, q, low))
+    # 'birth place of', 'place of birth': a place
+    return hops[:3]
+
+
+def _singular(word: str) -> str:
+    """'performers' -> 'performer' when the singular is a role ('countries' -> 'country')."""
+    for cut, add in (("ies", "y"), ("s", "")):
+        if word.endswith(cut) and word[: -len(cut)] + add in _KIND_OF:
+            return word[: -len(cut)] + add
+    return word
+
+
+def _hop(role: str, q: Question, low: str) -> Hop:
+    # the verb after the role says how it is named in the text ('published', 'born')
+    near = re.search(rf"\b{re.escape(role)}\b\s+(?:\w+\s+){{0,3}}", low)
+    cue = [w for w in words(near.group(0)) if w not in STOPWORDS] if near else [role]
+    if role == "birthplace":
+        cue += ["born", "birth"]
+    return Hop(role, _KIND_OF.get(role, "place"), tuple(dict.fromkeys([role, *cue])))
+
+
+def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[str]:
+    """Things of the hop's kind that ``text`` names, best first: those in the sentences
+    with the role's words (on their first five letters) first, nearest those words; a place
+    for 'country' / 'state' is the last one a sentence names ('... in Katsina State,
+    Nigeria'). Names in ``exclude`` (the entity itself) are left out."""
+    if entities is None:
+        return []
+    from .read import split_sentences
+
+    stems = {c[:5] for c in hop.cues}
+    scored: list[tuple[float, int, str]] = []
+    for si, sentence in enumerate(split_sentences(text)[:12]):
+        doc = entities(sentence)
+        ents = [e for e in doc.ents if e.label_ in _LABELS[hop.kind]]
+        if not ents:
+            continue
+        marks = [t.idx for t in doc if t.lower_[:5] in stems]
+        for j, e in enumerate(ents):
+            if " ".join(words(e.text)) in exclude:
+                continue
+            if marks:
+                dist = min(abs(e.start_char - m) for m in marks)
+                score = 2.0 + 1.0 / (1 + dist / 30)
+            else:
+                score = 1.0 / (1 + si)
+            if hop.role in ("country", "nation", "state") and j == len(ents) - 1:
+                score += 0.5  # a country is named last
+            scored.append((score, -si, e.text))
+    scored.sort(reverse=True)
+    return list(dict.fromkeys(name for _s, _i, name in scored))
+
+
+class Bridge:
+    """A bridge question under way: the entity's document, the roles to go through, and the
+    document each hop leads to; the last one is where the answer is read."""
+
+    def __init__(self, coll: Any, q: Question | str, entities: Any) -> None:
+        self.coll = coll
+        self.q = analyze(q)
+        self.entities = entities
+        found = entity(coll, self.q)
+        self.name, self.start = found if found else ("", "")
+        self.hops = relations(self.q, self.name) if found else []
+        self.path: list[str] = [self.start] if self.start else []   # documents, in order
+        self.done = 0            # hops gone through
+        self.stuck = ""          # why the bridge ended early ('' while it goes on)
+        # 'Who is the wife of Kim Jong-chul?': the last role's filler is the answer itself
+        last = self.hops[-1].role if self.hops else ""
+        self.asks_role = bool(last) and bool(re.match(
+            rf"(?:who|what|which)\s+(?:\w+\s+)?(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?"
+            rf"(?:{re.escape(last)}s?\b|{re.escape(self.name.lower())}['’]s?\s+(?:\w+\s+)?"
+            rf"{re.escape(last)}s?\s*\??$)", self.q.text.lower()))
+        self.named = ""          # the last role's filler, as its document's title
+
+    def __bool__(self) -> bool:
+        return bool(self.start and self.hops)
+
+    def query(self) -> str:
+        ws = words(self.name)
+        phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+        return f"{phrase}[title]"
+
+    def leads(self) -> list[str]:
+        """The documents to read, in order (none once the bridge broke)."""
+        return [] if self.stuck else list(self.path)
+
+    def on_read(self, doc: str, text: str) -> None:
+        """After reading the current document: go through the next role (its filler's
+        document becomes the next read), or stop at the last one."""
+        if doc != self.path[-1] or self.done >= len(self.hops):
+            return
+        hop = self.hops[self.done]
+        exclude = {" ".join(words(self.name))} | {" ".join(words(d)) for d in self.path}
+        for name in bridge_name(text, hop, self.entities, exclude):
+            target = _titled(self.coll, words(name))
+            if target and target not in self.path:
+                self.path.append(target)
+                self.done += 1
+                self.named = name
+                return
+        self.stuck = f"no {hop.role} of {self.name} found in what was read"
+
+    @property
+    def answer(self) -> str:
+        """The answer when the question asks for the last role's filler ('' otherwise)."""
+        return self.named if self.asks_role and self.answer_doc else ""
+
+    @property
+    def answer_doc(self) -> str:
+        """The document the answer is read from, once every role was gone through."""
+        return self.path[-1] if self.done >= len(self.hops) and not self.stuck else ""
+
+
+__all__ = ["Bridge", "Hop", "bridge_name", "entity", "relations"]

@@ -1,0 +1,163 @@
+"""The model chooses the answer among the reader's candidates, or abstains.
+
+``read.py`` narrows a read to a few candidate spans, each with the engine's prior. Two ways
+to let the model choose:
+
+* **likelihood** (in-process llama.cpp): the model's log-likelihood of each candidate as the
+  reply to a short reading prompt (the shown sentences and the question), its prompt cached
+  so that each candidate costs a few decodes. Per-token log-likelihoods are turned into a
+  distribution over the candidates and combined with the prior (a product of experts).
+* **grammar** (servers, or for comparison): a constrained choice, the reply decoded under a
+  grammar or JSON schema whose only answers are the candidates (``syntax.Menu.choices``).
+
+Either way the model abstains when no candidate is clearly better than the rest: the best
+must hold at least ``MIN_SHARE`` of the combined belief and lead the second by
+``MIN_LEAD``; otherwise there is no answer. No answer beats a wrong one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .question import Question, analyze
+from .read import Candidate
+
+OFFERED = 6            # candidates the model chooses among
+MIN_SHARE = 0.45       # the chosen candidate's share of the combined belief
+MIN_LEAD = 1.5         # ... and how many times the second's it must be
+PRIOR_WEIGHT = 1.0     # the prior's exponent in the product (the model's is 1)
+
+READING_SYSTEM = ("You answer questions from a short text. Reply with the shortest exact "
+                  "span of the text that answers the question.")
+
+
+@dataclass
+class Choice:
+    """The outcome of a choice: the candidate taken (None: abstained) and why."""
+
+    answer: Candidate | None
+    method: str                            # likelihood | grammar
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    why: str = ""                          # why it abstained ('' when it answered)
+    completion_tokens: int = 0             # what the model wrote (grammar)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"answer": self.answer.text if self.answer else None, "method": self.method,
+                "scores": self.scores, "why": self.why}
+
+
+def reading_messages(q: Question | str, text: str) -> list[dict[str, str]]:
+    """The short prompt candidates are scored against: the shown text and the question."""
+    q = analyze(q)
+    return [{"role": "system", "content": READING_SYSTEM},
+            {"role": "user", "content": f"Text:\n{text}\n\nQuestion: {q.text}"}]
+
+
+def offered(cands: Sequence[Candidate], n: int = OFFERED) -> list[Candidate]:
+    """The candidates put to the model: the best by prior, one per distinct text."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for c in cands:
+        key = c.text.casefold()
+        if key not in seen:
+            out.append(c)
+            seen.add(key)
+        if len(out) >= n:
+            break
+    return out
+
+
+def combine(cands: Sequence[Candidate], loglik: Sequence[float] | None) -> list[float]:
+    """Each candidate's share of the combined belief: prior^w times the model's per-token
+    likelihood, normalised (the model's part is left out when ``loglik`` is None)."""
+    logs = []
+    for i, c in enumerate(cands):
+        x = PRIOR_WEIGHT * math.log(max(c.prior, 1e-6))
+        if loglik is not None:
+            x += loglik[i]
+        logs.append(x)
+    top = max(logs)
+    exps = [math.exp(x - top) for x in logs]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
+           extra: Sequence[dict[str, Any]] = ()) -> Choice:
+    """Take the candidate with the largest share when it is clearly ahead; else abstain."""
+    order = sorted(range(len(cands)), key=lambda i: -shares[i])
+    scores = [{"text": cands[i].text, "kind": cands[i].kind, "prior": cands[i].prior,
+               "coverage": cands[i].coverage, "share": round(shares[i], 4),
+               **(extra[i] if extra else {})} for i in order]
+    if not order:
+        return Choice(None, method, scores, "no candidate")
+    best = order[0]
+    second = shares[order[1]] if len(order) > 1 else 0.0
+    if shares[best] < MIN_SHARE:
+        return Choice(None, method, scores, f"no candidate is clearly the answer (the best, "
+                      f"{cands[best].text!r}, holds {shares[best]:.0%})")
+    if second and shares[best] < MIN_LEAD * second:
+        return Choice(None, method, scores, f"{cands[best].text!r} and "
+                      f"{cands[order[1]].text!r} are about as likely")
+    return Choice(cands[best], method, scores)
+
+
+def by_likelihood(backbone: Any, q: Question | str, text: str,
+                  cands: Sequence[Candidate]) -> Choice:
+    """Score each offered candidate with the model (``backbone.score``) after the reading
+    prompt, per token, combine with the priors, and decide."""
+    pool = offered(cands)
+    if not pool:
+        return Choice(None, "likelihood", [], "no candidate")
+    msgs = reading_messages(q, text)
+    conts = [" " + c.text for c in pool]
+    ll = backbone.score(msgs, conts, prefill="Answer:")
+    per_token = [x / max(1, backbone.count_tokens(c) + 1) for x, c in zip(ll, conts,
+                                                                           strict=True)]
+    shares = combine(pool, per_token)
+    extra = [{"loglik": round(x, 3), "per_token": round(p, 3)}
+             for x, p in zip(ll, per_token, strict=True)]
+    return decide(pool, shares, "likelihood", extra)
+
+
+GRAMMAR_BOOST = 3.0    # the model's pick under the grammar counts this many times its prior
+
+
+def by_grammar(backbone: Any, q: Question | str, text: str, cands: Sequence[Candidate],
+               mode: str) -> Choice:
+    """The model writes one of the offered candidates under a constraint that allows only
+    them (``Menu.choices``: a grammar in process and on llama.cpp servers, a JSON schema
+    elsewhere); its pick weighs ``GRAMMAR_BOOST`` times its prior, then ``decide``."""
+    from .steps import Answer
+    from .syntax import ActionError, Menu, parse_action
+
+    pool = offered(cands)
+    if not pool:
+        return Choice(None, "grammar", [], "no candidate")
+    msgs = reading_messages(q, text)
+    menu = Menu.of(mode, (), (), (), answer_only=True, choices=[c.text for c in pool],
+                   thought_chars=0, uncited_answer=True)
+    comp = backbone.complete(msgs + [{"role": "user", "content": "Choose: " + " | ".join(
+        c.text for c in pool)}], max_tokens=48, grammar=menu)
+    try:
+        action, _ = parse_action(comp.text, mode)
+    except ActionError:
+        action = None
+    picked = action.text.strip().casefold() if isinstance(action, Answer) else ""
+    shares = combine(pool, None)
+    hit = [i for i, c in enumerate(pool) if c.text.casefold() == picked]
+    if hit:
+        shares[hit[0]] *= GRAMMAR_BOOST
+        total = sum(shares)
+        shares = [x / total for x in shares]
+    extra = [{"picked": i in hit} for i in range(len(pool))]
+    choice = decide(pool, shares, "grammar", extra)
+    choice.completion_tokens = comp.completion_tokens
+    return choice
+
+
+__all__ = ["MIN_LEAD", "MIN_SHARE", "OFFERED", "Choice", "by_grammar", "by_likelihood",
+           "combine", "decide", "offered", "reading_messages"]

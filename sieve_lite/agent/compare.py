@@ -1,0 +1,396 @@
+"""Questions that compare two things the question names.
+
+"Was Ausaf Ali or Steven Perry born first?", "Which film came out earlier, X or Y?", "Were
+Scott Derrickson and Ed Wood of the same nationality?", "Are Local H and For Against both from
+the United States?": the answer is one of the question's own options, or yes or no, decided
+from what was read about each. A 135M model cannot compare two dates, so the engine does,
+from the text read about each option:
+
+* ``subjects``: the two things compared, with the document read for each (the planner's
+  search found them; ``documents_for``);
+* ``value``: what is compared, read from an option's text: a date of birth ('born', 'older',
+  'younger'), of death ('died'), or the first date it gives (released, founded, published),
+  a nationality or a country (spaCy's NORP and GPE entities), or the words of a property
+  ('both opera composers');
+* ``decide``: the option whose value comes first or last, or yes / no for 'same' and 'both';
+  nothing when a value is missing on either side (no answer beats a guess).
+
+Nothing here knows a collection or a data set: dates, demonyms and places are read from the
+text with the same patterns and pipeline as ``read.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import QueryError
+from ..words import words
+from .question import MONTHS, STOPWORDS, Question, analyze
+
+_MONTH = {**MONTHS, **{m[:3]: i for m, i in MONTHS.items()}, "sept": 9}
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})\s+([A-Za-z]{3,9})\.?,?\s+(\d{3,4})\b")
+_MONTH_DAY_YEAR = re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{3,4})\b")
+_MONTH_YEAR = re.compile(r"\b([A-Za-z]{3,9})\s+(\d{4})\b")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_YEAR = re.compile(r"(?<![\w.])(1[0-9]\d\d|20\d\d)(?![\w.])")
+
+_BIRTH = ("born", "birth", "older", "oldest", "younger", "youngest", "age")
+_DEATH = ("died", "death", "dead", "die")
+_SAME = re.compile(r"\b(same|both|also|either)\b")
+
+
+@dataclass(frozen=True)
+class When:
+    """A date read from text, comparable (year, month, day; 0 for unknown parts)."""
+
+    year: int
+    month: int = 0
+    day: int = 0
+    text: str = ""
+
+
+def dates_in(text: str) -> list[tuple[int, When]]:
+    """(offset, date) of every date the text gives, in order: '11 May 1982', 'September 7,
+    1988', '2010-03-04', 'May 1990', a bare year."""
+    found: list[tuple[int, int, When]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(m: re.Match[str], y: str, mo: int, d: str) -> None:
+        if any(a <= m.start() < b for a, b in taken):
+            return
+        taken.append((m.start(), m.end()))
+        found.append((m.start(), m.end(), When(int(y), mo, int(d or 0), m.group(0))))
+
+    for m in _ISO.finditer(text):
+        add(m, m.group(1), int(m.group(2)), m.group(3))
+    for m in _DAY_MONTH_YEAR.finditer(text):
+        mo = _MONTH.get(m.group(2).lower())
+        if mo:
+            add(m, m.group(3), mo, m.group(1))
+    for m in _MONTH_DAY_YEAR.finditer(text):
+        mo = _MONTH.get(m.group(1).lower())
+        if mo:
+            add(m, m.group(3), mo, m.group(2))
+    for m in _MONTH_YEAR.finditer(text):
+        mo = _MONTH.get(m.group(1).lower())
+        if mo:
+            add(m, m.group(2), mo, "")
+    for m in _YEAR.finditer(text):
+        add(m, m.group(1), 0, "")
+    return [(a, w) for a, _b, w in sorted(found)]
+
+
+def _attribute(q: Question) -> str:
+    """What the question compares: 'birth', 'death', 'date' (the first date a text gives),
+    'nationality', 'country', or 'property' (the words after 'both' / 'same')."""
+    ws = set(q.words)
+    if ws & set(_DEATH):
+        return "death"
+    if ws & set(_BIRTH):
+        return "birth"
+    if ws & {"nationality", "citizenship", "citizen", "citizens", "nationalities"}:
+        return "nationality"
+    if ws & {"country", "countries"}:
+        return "country"
+    if q.order in ("first", "last"):
+        return "date"
+    return "property"
+
+
+def value(q: Question | str, text: str, entities: Any = None) -> Any:
+    """The compared value in one option's text (see ``_attribute``); None when the text does
+    not give it. ``entities``: spaCy's pipeline (``read.nlp()``) for nationality and country."""
+    q = analyze(q)
+    what = _attribute(q)
+    if what in ("birth", "death", "date"):
+        found = dates_in(text)
+        if not found:
+            return None
+        if what == "date":
+            return found[0][1]
+        # a life span '(5 May 1802 – 19 November 1879)': birth first, death second
+        low = text.lower()
+        cue = "born" if what == "birth" else "died"
+        at = low.find(cue)
+        if at >= 0:
+            after = [w for a, w in found if a > at]
+            if after:
+                return after[0]
+        span = re.search(r"\(([^()]{4,80})\)", text[:400])
+        if span:
+            inside = dates_in(span.group(1))
+            if what == "birth" and inside:
+                return inside[0][1]
+            if what == "death" and len(inside) >= 2:
+                return inside[1][1]
+        return None
+    if what in ("nationality", "country"):
+        if entities is None:
+            return None
+        doc = entities(" ".join(text.split()[:80]))
+        labels = ("NORP",) if what == "nationality" else ("GPE",)
+        ents = [e.text for e in doc.ents if e.label_ in labels]
+        if not ents and what == "nationality":
+            ents = [e.text for e in doc.ents if e.label_ == "GPE"]
+        if not ents:
+            return None
+        # a place's country is named last ('a commune in the Vendée department in France')
+        return _nation(ents[0] if what == "nationality" else ents[-1])
+    return None
+
+
+def _nation(name: str) -> str:
+    """A demonym or a country, folded so that the two compare ('American' and 'United
+    States' do not; 'French' and 'french' do)."""
+    return " ".join(words(re.sub(r"^the\s+", "", name.strip(), flags=re.I)))
+
+
+def _property_words(q: Question) -> list[str]:
+    """'Are Local H and For Against both from the United States?' -> the words after 'both'
+    (or 'same') that are not the options' own: what each text must say."""
+    low = q.text.lower()
+    m = _SAME.search(low)
+    tail = low[m.end():] if m else ""
+    opts = {w for o in q.options for w in words(o)}
+    return [w for w in words(tail) if w not in STOPWORDS and w not in opts]
+
+
+def holds(q: Question | str, text: str) -> bool | None:
+    """For 'both X' questions: whether ``text`` says X (every property word, on its first
+    five letters); None when the question names no property."""
+    q = analyze(q)
+    props = _property_words(q)
+    if not props:
+        return None
+    have = {w[:5] for w in words(text)}
+    return all(w[:5] in have for w in props)
+
+
+# 'Do both Possession (1922 Film) and La Boum films have the directors from the same
+# country?': the two things joined by 'and' after the opening verb.
+_PAIR = re.compile(r"^(?:are|were|is|was|do|does|did|have|has|had)\s+(?:both\s+)?(?:the\s+)?"
+                   r"(?:[a-z]+\s*:\s*|(?:movies|films|bands|songs|books|people|cities|towns|"
+                   r"places|companies)\s+)?(.+?)\s+and\s+(?:the\s+)?(.+?)\s+"
+                   r"(?:both|of|from|located|share|have|has|had|in|on|are|were|is|was|born|"
+                   r"described|considered|used|types?|kinds?)\b", re.I)
+
+
+def subjects(q: Question | str) -> tuple[str, ...]:
+    """The two things a question compares: its options ('A or B'), else for a yes-or-no
+    question the two things it joins with 'and' ('Were Scott Derrickson and Ed Wood of the
+    same nationality?'), else the first two names it spells."""
+    q = analyze(q)
+    if q.options:
+        return q.options
+    if q.target.kind != "yesno":
+        return ()
+    m = _PAIR.match(q.text)
+    if m:
+        a = m.group(1).strip(" ,")
+        # a trailing plural common noun is the kind, not the name ('La Boum films')
+        b = re.sub(r"\s+(?:films?|movies?|bands?|songs?|books?|albums?)$", "",
+                   m.group(2).strip(" ,"), flags=re.I)
+        if a[:1].isupper() and b[:1].isupper():
+            return (a, b)
+    if len(q.names) >= 2:
+        return q.names[:2]
+    return ()
+
+
+def is_comparison(q: Question | str) -> bool:
+    """A question decided by comparing what two documents say."""
+    q = analyze(q)
+    if q.options:
+        return True
+    return q.target.kind == "yesno" and len(subjects(q)) >= 2 and \
+        bool(_SAME.search(q.text.lower()))
+
+
+def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
+    """(subject, document id, BQL) for each compared thing: its name as a title phrase, else
+    as a phrase anywhere; the best-ranked document admitted. Subjects with no document are
+    left out."""
+    out = []
+    for name in subjects(q):
+        ws = words(name)
+        if not ws:
+            continue
+        phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+        for query in ([f"{phrase}[title]"] if "title" in coll.fields else []) + [phrase]:
+            try:
+                res = coll.search(query, k=5, ranker="bm25", strict=True)
+            except QueryError:
+                continue
+            if res.results:
+                # the document titled exactly so, else the best ranked
+                exact = [r for r in res.results if words(r.title) == ws]
+                out.append((name, str((exact or res.results)[0].id), query))
+                break
+    return out
+
+
+# 'Which film has the director who was born later, X or Y?': the compared thing is each
+# option's director, one hop away.
+_RELATION = re.compile(r"\b(?:has|have|had|whose|with|of|do|did|does)\s+(?:the\s+|a\s+|their\s+)?"
+                       r"([a-z]+?)s?\s+(?:who\s+|that\s+)?(?:is\s+|was\s+|were\s+|are\s+)?"
+                       r"(?:born|died|younger|older|from|of|share)", re.I)
+_NOT_RELATIONS = frozenset({"one", "film", "movie", "song", "album", "band", "book", "person",
+                            "people", "same", "both", "it", "they", "he", "she", "who"})
+
+
+def relation(q: Question | str) -> str:
+    """The role a comparison goes through ('director' in 'Which film has the director who
+    was born later, X or Y?'); '' when it compares the options themselves."""
+    q = analyze(q)
+    m = _RELATION.search(q.text)
+    if m and m.group(1).lower() not in _NOT_RELATIONS and m.group(1).lower() not in STOPWORDS:
+        return m.group(1).lower()
+    return ""
+
+
+def related_name(text: str, role: str, entities: Any) -> str:
+    """The person ``text`` names in ``role`` ('directed by Marcos Siega' for 'director'):
+    the name nearest after a word sharing the role's first five letters, else the nearest
+    before it; '' when there is none."""
+    if entities is None or not role:
+        return ""
+    doc = entities(" ".join(text.split()[:150]))
+    stem = role[:5].lower()
+    cues = [t.idx for t in doc if t.lower_.startswith(stem)]
+    people = [(e.start_char, e.text) for e in doc.ents if e.label_ == "PERSON"]
+    if not cues or not people:
+        return ""
+    cue = cues[0]
+    after = [p for p in people if p[0] > cue]
+    if after:
+        return after[0][1]
+    return min(people, key=lambda p: cue - p[0])[1]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The engine's answer to a comparison and how it got it."""
+
+    answer: str
+    why: str
+
+
+def decide(q: Question | str, texts: dict[str, str], entities: Any = None) -> Verdict | None:
+    """The answer from what was read about each subject (``texts``: subject -> text read):
+    an option (first / last date), or 'yes' / 'no' (same value, or both hold a property).
+    None when the texts do not settle it."""
+    q = analyze(q)
+    names = [s for s in subjects(q) if s in texts]
+    if len(names) < 2:
+        return None
+    a, b = names[:2]
+    what = _attribute(q)
+    if what == "property" or (not q.options and what not in ("nationality", "country")):
+        ha, hb = holds(q, texts[a]), holds(q, texts[b])
+        if ha is None or hb is None:
+            return None
+        if q.options:  # 'Which writer was from England, A or B?': the one that holds
+            if ha != hb:
+                return Verdict(a if ha else b, f"only {a if ha else b} is said to be so")
+            return None
+        # a text that does not say it is no proof it is not so: only 'yes' is answered
+        if ha and hb:
+            return Verdict("yes", f"both {a} and {b} are said to be so")
+        return None
+    va, vb = value(q, texts[a], entities), value(q, texts[b], entities)
+    if va is None or vb is None:
+        return None
+    if isinstance(va, When):
+        assert isinstance(vb, When)
+        ka, kb = _key(va, vb), _key(vb, va)
+        if ka == kb:
+            return None
+        first = a if ka < kb else b
+        last = b if first == a else a
+        order = q.order or "first"
+        if what == "birth" and q.words and {"older", "oldest"} & set(q.words):
+            order = "first"
+        elif what == "birth" and {"younger", "youngest"} & set(q.words):
+            order = "last"
+        pick = first if order in ("first", "less") else last
+        return Verdict(pick, f"{a}: {va.text}; {b}: {vb.text}")
+    same = va == vb
+    if q.options:
+        return None
+    return Verdict("yes" if same else "no", f"{a}: {va}; {b}: {vb}")
+
+
+class Comparison:
+    """One comparison question under way: each subject's document (found by the planner's
+    search), the role it goes through when there is one ('the director of X'), what was
+    read about each, and the verdict once every subject has been read."""
+
+    def __init__(self, coll: Any, q: Question | str, entities: Any) -> None:
+        self.coll = coll
+        self.q = analyze(q)
+        self.entities = entities
+        self.role = relation(self.q)
+        found = documents_for(coll, self.q)
+        self.queries = [query for _s, _d, query in found]
+        self.doc_of = {name: doc for name, doc, _q in found}   # subject -> document to read
+        self.text_of: dict[str, str] = {}                       # subject -> what answers
+        self.hopped: set[str] = set()
+
+    def query(self) -> str:
+        """One search that shows every subject's card (step 0)."""
+        return " OR ".join(self.queries)
+
+    def leads(self) -> list[str]:
+        """Documents still to read, in the subjects' order."""
+        return [d for s, d in self.doc_of.items() if s not in self.text_of]
+
+    def on_read(self, doc: str, text: str) -> None:
+        """What a read of ``doc`` says for its subject; through the role, the document of
+        the person it names in that role becomes the subject's next read."""
+        for subject, d in self.doc_of.items():
+            if d != doc or subject in self.text_of:
+                continue
+            if self.role and subject not in self.hopped:
+                self.hopped.add(subject)
+                who = related_name(text, self.role, self.entities)
+                target = _titled(self.coll, who) if who else None
+                if target and target != doc:
+                    self.doc_of[subject] = target
+                else:
+                    self.text_of[subject] = ""   # the role's person is not in the collection
+                continue
+            self.text_of[subject] = text
+
+    def verdict(self) -> Verdict | None:
+        return decide(self.q, {s: t for s, t in self.text_of.items() if t}, self.entities)
+
+
+def _titled(coll: Any, name: str) -> str | None:
+    """The document titled ``name`` (its words), else the best one with it in its title."""
+    ws = words(name)
+    if not ws or "title" not in coll.fields:
+        return None
+    phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+    try:
+        res = coll.search(f"{phrase}[title]", k=5, ranker="bm25", strict=True)
+    except QueryError:
+        return None
+    exact = [r for r in res.results if words(r.title) == ws]
+    got = exact or list(res.results)
+    return str(got[0].id) if got else None
+
+
+def _key(x: When, other: When) -> tuple[int, int, int]:
+    """A date's sort key, as precise as both dates are (a bare year against a full date
+    compares years only)."""
+    if not (x.month and other.month):
+        return (x.year, 0, 0)
+    if not (x.day and other.day):
+        return (x.year, x.month, 0)
+    return (x.year, x.month, x.day)
+
+
+__all__ = ["Comparison", "Verdict", "When", "dates_in", "decide", "documents_for", "holds",
+           "is_comparison", "related_name", "relation", "subjects", "value"]

