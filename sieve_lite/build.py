@@ -758,7 +758,7 @@ def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,
             manifest: Mapping[str, str], final: Path, optimized: bool = False) -> None:
-    from . import __version__
+    from .version import __version__
 
     n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()

@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 from .errors import EnvironmentProblem, QueryError, SieveError
 from .output import error_object, fetch_object, search_object, versioned
 from .pool import CollectionPool
-from . import __version__
+from .version import __version__
 
 MAX_MCP_K = 50
 
