@@ -259,6 +259,8 @@ def private_uses(source: str, tree: ast.AST | None = None) -> list[str]:
             for alias in node.names:
                 if alias.asname and alias.name in modules():
                     bound[alias.asname] = alias.name
+                elif not alias.asname and alias.name.split(".")[0] == PACKAGE:
+                    bound[PACKAGE] = PACKAGE  # import sieve_lite.x binds sieve_lite
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _private(node.attr):
             target = _module_of(node.value, bound)
@@ -300,12 +302,13 @@ def test_private_uses_are_found() -> None:
                      "from . import rank as rk\n"
                      "from .sources import _common\n"
                      "def f(coll):\n"
-                     "    return rk._stats(coll), rk.bm25, store.reads._x\n"
-                     "from . import store\n")
+                     "    return rk._stats(coll), rk.bm25, store.reads._x, sieve_lite.fetch._y\n"
+                     "from . import store\n"
+                     "import sieve_lite.fetch\n")
     assert sorted(u.split(": ", 1)[1] for u in private_uses("sieve_lite.search", code)) == [
         "from sieve_lite.fetch import _by_rank",
         "imports sieve_lite.sources._common, private to sieve_lite.sources",
-        "sieve_lite.rank._stats", "sieve_lite.store.reads._x"]
+        "sieve_lite.fetch._y", "sieve_lite.rank._stats", "sieve_lite.store.reads._x"]
     # within its own package a private module is fine
     assert not private_uses("sieve_lite.sources.html",
                             ast.parse("from ._common import read_text\n"))
