@@ -1,12 +1,13 @@
 # sieve-lite: two commands on a fresh machine.
 #   make ask Q="Which PEP introduced the walrus operator?"   # installs, then asks offline
 #   make test                                                # installs, then runs the tests
+#   make transcripts                     # reruns the console transcripts of README.md and docs/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 Q      ?= Which PEP introduced the walrus operator?
 
-.PHONY: install ask test lint bench demo clean fixtures formats-bench
+.PHONY: install ask test lint bench demo clean fixtures formats-bench transcripts
 
 # llama-cpp-python compiles llama.cpp for this machine's CPU. On x86 CPUs with AMX its AMX
 # matrix kernels crash on the first decode of a Q4_1 model (a segfault in
@@ -37,13 +38,20 @@ ask: install
 	HF_HUB_OFFLINE=1 $(BIN)/sieve-lite ask --max-steps 3 "$(Q)"
 
 # The browser tests (tests/test_serve_*.py) drive Debian's chromium through Playwright; CI runs
-# as root with apt. Playwright's own browser download is never used.
+# as root with apt. Playwright's own browser download is never used. The transcript tests
+# (tests/test_transcripts.py) run the documents' curl and jq commands.
 test: install
-	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	command -v chromium >/dev/null && command -v curl >/dev/null && command -v jq >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium curl jq)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: install
-	$(BIN)/ruff check sieve_lite tests bench cli.py
+	$(BIN)/ruff check sieve_lite tests bench tools cli.py
+
+# Every ```console transcript of README.md and docs/*.md run again and rewritten where what it
+# prints changed (times and scores alone do not count), and docs/cli.md from the commands' help.
+# tests/test_transcripts.py fails until this is run. Needs curl and jq. See tools/transcripts.py.
+transcripts: install
+	HF_HUB_OFFLINE=1 $(BIN)/python tools/transcripts.py --write
 
 bench: install
 	$(BIN)/python bench/build.py

@@ -45,23 +45,23 @@ from sieve_lite.words import words  # noqa: E402
 
 def fuse_numpy(coll, cand: np.ndarray, ranks: list[np.ndarray], k: int) -> list[rk.Ranked]:
     """The numpy fusion of before issue 21 (``rank.fuse`` then ``rank._ranked``)."""
-    stats = rk._stats(coll)
+    stats = rk.doc_stats(coll)
     score = np.zeros(len(cand), dtype=np.float64)
     for r in ranks:
         score += np.where(r > 0, 1.0 / (rk.RRF_K + np.maximum(r, 1)), 0.0)
     keep = score > 0
-    rows, scores = rk._sort(stats, cand[keep], score[keep], k)
+    rows, scores = rk.sort_scored(stats, cand[keep], score[keep], k)
     return rk._ranked(coll.conn, rows, scores)
 
 
 def candidates(coll, terms, qvec, k: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """What ``rank.hybrid`` fuses: the union of both runs' top 2k + 60 and their ranks."""
-    stats = rk._stats(coll)
+    stats = rk.doc_stats(coll)
     depth = 2 * k + rk.RRF_K
-    b_rows, b_sc = rk._bm25_pairs(coll, terms, None)
-    d_rows, d_sc = rk._dense_scores(coll, qvec, None)
-    cand = np.union1d(rk._sort(stats, b_rows, b_sc, depth)[0],
-                      rk._sort(stats, d_rows, d_sc, depth)[0])
+    b_rows, b_sc = rk.bm25_pairs(coll, terms, None)
+    d_rows, d_sc = rk.dense_scores(coll, qvec, None)
+    cand = np.union1d(rk.sort_scored(stats, b_rows, b_sc, depth)[0],
+                      rk.sort_scored(stats, d_rows, d_sc, depth)[0])
     return cand, [rk._ranks_in_run(stats, b_rows, b_sc, cand),
                   rk._ranks_in_run(stats, d_rows, d_sc, cand)]
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .errors import (  # noqa: E402
+from .errors import (
     BuildError,
     CollectionError,
     DocumentError,
@@ -12,6 +10,7 @@ from .errors import (  # noqa: E402
     SectionError,
     SieveError,
 )
+from .version import __version__
 
 
 def open(path):  # noqa: A001 - the public API is sieve_lite.open(path), like sqlite3.connect

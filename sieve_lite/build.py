@@ -35,7 +35,6 @@ import json
 import multiprocessing
 import os
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -46,8 +45,9 @@ from typing import Any
 from . import store
 from .documents import INTRO, Document
 from .errors import BuildError, DocumentError
+from .meter import Meter
 from .outfile import check_output, remove_stale_temps, temp_path
-from .sources import Meter
+from .processes import can_fork, fork_pool, worker_init
 from .store import writes
 from .store.content import ContentHash, document_digest
 from .store.layout import MAX_VALUES
@@ -187,10 +187,10 @@ def build_collection(
     and skipped; with ``strict`` the first one stops the build and nothing is written.
     ``workers``: processes that prepare (normalise, pack) documents for big lexical builds;
     None = 2 (none on a 1-core machine), 0 = prepare in this process. Workers are used on Linux
-    only (see ``_can_fork``); ``report.workers`` says how many ran.
+    only (see ``processes.can_fork``); ``report.workers`` says how many ran.
     ``fts_workers``: build each FTS5 table in a process and file of its own, adopted into the
     collection at the end (``FtsWriters``); None = whenever worker processes prepare.
-    ``meter``: the ``sources.Meter`` of ``documents``, for a progress bar with a total and an
+    ``meter``: the ``meter.Meter`` of ``documents``, for a progress bar with a total and an
     ETA. Only the first ``SKIPS_KEPT`` bad documents are kept in the report (all are counted);
     when the first ``EARLY_STOP`` records all fail the build stops, as the source is most
     likely in another format than the one it is read as.
@@ -221,12 +221,12 @@ def build_collection(
         workers = min(DEFAULT_WORKERS, os.cpu_count() or 1)
         if workers < 2:
             workers = 0  # one core: a worker would only compete with the inserts
-    if embedder is not None or not _can_fork():
-        workers = 0  # the model's own threads already use every core; or see _can_fork
+    if embedder is not None or not can_fork():
+        workers = 0  # the model's own threads already use every core; or see can_fork
     final = Path(f"{tmp}-vacuum")  # VACUUM INTO writes the finished copy here
     final.unlink(missing_ok=True)
     fts = FtsWriters(tmp, enabled=bool(workers) if fts_workers is None
-                     else fts_workers and _can_fork() and embedder is None)
+                     else fts_workers and can_fork() and embedder is None)
     # An embedded build keeps its vectors until it succeeds, and reuses an interrupted one's.
     vector_cache = VectorCache(cache_path(out_path)) if embedder is not None else None
     if vector_cache is not None:
@@ -324,36 +324,6 @@ def prepare(batch: list[Raw], dict_id: int = 0, level: int = ZSTD_LEVEL
     return out, batch_postings(cut)
 
 
-def _worker_init(parent: int) -> None:
-    """Leave Ctrl-C to the building process (it terminates the pool), and exit when that
-    process dies (even by SIGKILL): a worker blocked on its task queue would wait forever."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def _can_fork() -> bool:
-    """Worker processes are started with fork only: milliseconds to start, and no re-import of
-    the caller's ``__main__`` (spawn and forkserver would run an unguarded calling script
-    again). Fork is safe on Linux unless torch is loaded (its thread pools do not survive a
-    fork); elsewhere, and then, documents are prepared inline."""
-    return sys.platform == "linux" and "torch" not in sys.modules \
-        and "fork" in multiprocessing.get_all_start_methods()
-
-
-def _pool(n: int):
-    ctx = multiprocessing.get_context("fork")
-    return ctx.Pool(n, initializer=_worker_init, initargs=(os.getpid(),))
-
-
 # ------------------------------------------------------------------------ parallel FTS5
 class FtsWriters:
     """Every FTS5 table built by a process of its own, in a file of its own (the collection's
@@ -363,7 +333,7 @@ class FtsWriters:
     rowid order, through a pipe (a full pipe makes the sender wait: memory stays bounded);
     each writer inserts them with the build's FTS5 settings and optimizes its table, exactly
     what a single writer does, so the index is the same. A writer exits when the building
-    process dies (``_worker_init``); its file is then removed by the next build
+    process dies (``processes.worker_init``); its file is then removed by the next build
     (``outfile.remove_stale_temps``), and by ``stop`` on any error."""
 
     def __init__(self, tmp: Path, enabled: bool) -> None:
@@ -447,7 +417,7 @@ class FtsWriters:
 
 def _fts_writer(path: str, table: str, rx, reply, parent: int) -> None:
     """One FTS5 table, built in the file ``path`` from the rows that arrive on ``rx``."""
-    _worker_init(parent)
+    worker_init(parent)
     try:
         conn = store.connect(path, readonly=False, create=True)
         writes.tune_for_build(conn)
@@ -569,7 +539,7 @@ def _index(conn, documents, report: BuildReport, strict: bool, quiet: bool,
         if pool is None and workers and total_chars >= POOL_AFTER_CHARS:
             if fts.enabled and not fts.decided:
                 fts.start()  # before any FTS row was written: whole tables only
-            pool = _pool(workers)
+            pool = fork_pool(workers)
             report.workers = workers
         fts.decided = True
         # The first SMALL_BYTES of text are packed harder: small collections (the shipped
@@ -788,7 +758,7 @@ def prepared_rows(raw: Raw, prepared: tuple) -> DocumentRows:
 
 def _finish(conn, report: BuildReport, embedder, source_label: str,
             manifest: Mapping[str, str], final: Path, optimized: bool = False) -> None:
-    from . import __version__
+    from .version import __version__
 
     n, _sections, total_words, _top = writes.document_totals(conn)
     t0 = time.perf_counter()

@@ -136,15 +136,17 @@ def cut(text: str, limit: int = MAX_TOKENS) -> tuple[str, int, int]:
 
 
 # ----------------------------------------------------------------------------- documents
-def _session_ids(coll: Any) -> list[str]:
+def listed_ids(coll: Any) -> list[str]:
+    """The ids of ``coll``'s last search listing, in rank order (none before a search)."""
     session = getattr(coll, "_session", None)
     if session is None:
         return []
     return [h.id for h in session.results]
 
 
-def _by_rank(coll: Any, rank: int) -> str:
-    ids = _session_ids(coll)
+def id_at_rank(coll: Any, rank: int) -> str:
+    """The id at ``rank`` (1-based) of the last listing; ``SectionError`` when there is none."""
+    ids = listed_ids(coll)
     if not ids:
         raise SectionError(f"no search listing to take rank {rank} from; search first, or "
                            "give the document id from a card")
@@ -158,10 +160,10 @@ def resolve_document(coll: Any, doc: str | int) -> tuple[int, str, str]:
     """(rowid, id, title) of the document ``doc`` names; ``SectionError`` when none."""
     if isinstance(doc, bool) or not isinstance(doc, (int, str)):
         raise SectionError(f"a document is named by its id or its rank, not {doc!r}")
-    doc_id = _by_rank(coll, doc) if isinstance(doc, int) else doc
+    doc_id = id_at_rank(coll, doc) if isinstance(doc, int) else doc
     row = reads.document_row(coll.conn, doc_id)
     if row is None and isinstance(doc, str) and doc.strip().isdigit():
-        if _session_ids(coll):
+        if listed_ids(coll):
             return resolve_document(coll, int(doc.strip()))
         raise SectionError(f"no document has the id {doc!r}, and there is no search listing "
                            "to read it as a rank in; give the document id from a card")

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import __version__
 from .errors import DamagedCollection, DownloadError, OutputError
 from .outfile import check_output
+from .version import __version__
 
 CHUNK = 1 << 16
 TIMEOUT = 30.0  # seconds without a byte before a download counts as stalled

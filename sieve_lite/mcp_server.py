@@ -32,10 +32,10 @@ that cannot be opened stops the server before it starts, with one line.
 
 from typing import Annotated, Any, Literal
 
-from . import __version__
 from .errors import EnvironmentProblem, QueryError, SieveError
 from .output import error_object, fetch_object, search_object, versioned
 from .pool import CollectionPool
+from .version import __version__
 
 MAX_MCP_K = 50
 
@@ -178,7 +178,7 @@ def serve_http(server: Any, port: int = 8765, host: str = "127.0.0.1",
     import anyio
     import uvicorn
 
-    from .serve.server import bind
+    from .listen import bind
 
     # Bind here rather than in uvicorn: a taken port is then one clear error, not uvicorn's
     # log line and exit, and port 0 tells us the port it got. ``bind`` sets TCP_NODELAY:

@@ -9,4 +9,4 @@ from __future__ import annotations
 
 RANKERS = ("bm25", "bm25-doc", "dense", "hybrid")  # what ``search(ranker=...)`` accepts
 MAX_K = 1000  # the most results one search returns
-MODES = ("sieve", "search-fetch", "search-visit")  # the agent's access modes (agent.syntax)
+MODES = ("sieve", "search-fetch", "search-visit")  # the agent's access modes; eval compares them

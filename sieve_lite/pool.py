@@ -185,11 +185,11 @@ class CollectionPool:
         pass first (``embed_batch``; or give its ``vectors`` when the batch was split). A query
         that cannot run gives its error; the others are answered. ``k`` and ``ranker`` are
         checked once, raising ``QueryError`` for the whole batch."""
-        from .search import _check
+        from .search import check_options
 
         with self.borrow(collection) as (entry, coll):
             rk = self.ranker_for(entry, ranker)
-            _check(rk, k)
+            check_options(rk, k)
             if vectors is None:
                 vectors = self._embed_batch(entry, coll, rk, queries)
             fallback = self._embed_one(coll)

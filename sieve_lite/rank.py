@@ -93,7 +93,7 @@ def query_text(words: Sequence[tuple[str, bool]]) -> str:
 
 
 # ---------------------------------------------------------------------- per-collection data
-class _Stats:
+class DocStats:
     """Per-document arrays indexed by rowid, read once per open collection (~30 ms per 100k
     documents): document-level BM25 lengths and each document's position in id order."""
 
@@ -125,7 +125,7 @@ class _Stats:
         return self._dates
 
 
-_STATS: weakref.WeakKeyDictionary[Any, tuple[int, _Stats]] = weakref.WeakKeyDictionary()
+_STATS: weakref.WeakKeyDictionary[Any, tuple[int, DocStats]] = weakref.WeakKeyDictionary()
 _PASSAGES: weakref.WeakKeyDictionary[Any, tuple[int, PassageIndex]] = \
     weakref.WeakKeyDictionary()
 
@@ -140,8 +140,9 @@ def _per_open(cache: weakref.WeakKeyDictionary, coll: Any, make: Any) -> Any:
     return hit[1]
 
 
-def _stats(coll: Any) -> _Stats:
-    return _per_open(_STATS, coll, _Stats)
+def doc_stats(coll: Any) -> DocStats:
+    """``coll``'s ``DocStats``, read once per open collection (and again after a change)."""
+    return _per_open(_STATS, coll, DocStats)
 
 
 def passages(coll: Any) -> PassageIndex:
@@ -161,8 +162,8 @@ def _df(coll: Any, t: ScoringTerm, local: int) -> int:
     return local if gs is None else gs.passage_df(t.word, t.prefix)
 
 
-def _sort(stats: _Stats, rowids: np.ndarray, scores: np.ndarray,
-          k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def sort_scored(stats: DocStats, rowids: np.ndarray, scores: np.ndarray,
+                k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(rowids, scores) best first, ties by string id; only the top ``k`` when given (exact:
     every candidate tied with the k-th score is kept until the final cut)."""
     if k is not None and len(scores) > 4 * k:
@@ -180,13 +181,14 @@ def _ranked(conn: Any, rowids: np.ndarray, scores: np.ndarray) -> list[Ranked]:
     return [Ranked(int(r), ids[int(r)], float(s)) for r, s in zip(rowids, scores, strict=True)]
 
 
-def _admitted_rows(stats: _Stats, admitted: np.ndarray | None) -> np.ndarray:
+def admitted_rows(stats: DocStats, admitted: np.ndarray | None) -> np.ndarray:
+    """The admitted rowids as int64; every document's when ``admitted`` is None."""
     if admitted is None:
         return np.flatnonzero(stats.exists).astype(np.int64)
     return np.asarray(admitted, dtype=np.int64)
 
 
-def _restrict(stats: _Stats, rows: np.ndarray, scores: np.ndarray,
+def _restrict(stats: DocStats, rows: np.ndarray, scores: np.ndarray,
               admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The (rows, scores) pairs whose row is admitted (all when ``admitted`` is None)."""
     if admitted is None:
@@ -203,8 +205,8 @@ def fill_by_id(coll: Any, ranked: list[Ranked], admitted: np.ndarray | None,
     hits: the whole admitted set is ranked, the ones no positive word reached come last."""
     if len(ranked) >= k:
         return ranked[:k]
-    stats = _stats(coll)
-    rest = _admitted_rows(stats, admitted)
+    stats = doc_stats(coll)
+    rest = admitted_rows(stats, admitted)
     rest = rest[~np.isin(rest, [h.rowid for h in ranked])]
     rest = rest[np.argsort(stats.id_rank[rest], kind="stable")][: k - len(ranked)]
     return ranked + _ranked(coll.conn, rest, np.zeros(len(rest)))
@@ -528,22 +530,22 @@ def term_passages(coll: Any, word: str, prefix: bool,
     return term_passages_of(coll, word, prefix, [doc])[0]
 
 
-def _bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],
-                admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def bm25_pairs(coll: Any, terms: Sequence[ScoringTerm],
+               admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(rowids, scores) of the admitted documents with a positive passage-level score."""
     if admitted is not None:
         got = _bm25_admitted(coll, terms, admitted)
         if got is not None:
             return got
     run = passage_bm25(coll, terms)
-    return _restrict(_stats(coll), run.docs, run.best, admitted)
+    return _restrict(doc_stats(coll), run.docs, run.best, admitted)
 
 
 def bm25_run(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
              limit: int | None = None) -> list[Ranked]:
     """Admitted documents with a positive passage-level BM25 score, best first (ties by id)."""
-    rows, scores = _bm25_pairs(coll, terms, admitted)
-    rows, scores = _sort(_stats(coll), rows, scores, limit)
+    rows, scores = bm25_pairs(coll, terms, admitted)
+    rows, scores = sort_scored(doc_stats(coll), rows, scores, limit)
     return _ranked(coll.conn, rows, scores)
 
 
@@ -560,7 +562,7 @@ def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
     SQL gathers (document, tf) pairs from one FTS5 MATCH per term per field; numpy does the
     arithmetic. Term statistics (N, df, avgdl) are collection-wide, as in Lucene.
     """
-    stats = _stats(coll)
+    stats = doc_stats(coll)
     scores = np.zeros(len(stats.n_words), dtype=np.float64)
     if not terms:
         return scores
@@ -581,11 +583,12 @@ def bm25_doc_scores(coll: Any, terms: Sequence[ScoringTerm]) -> np.ndarray:
     return scores
 
 
-def _bm25_doc_pairs(coll: Any, terms: Sequence[ScoringTerm],
-                    admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    stats = _stats(coll)
+def bm25_doc_pairs(coll: Any, terms: Sequence[ScoringTerm],
+                   admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(rowids, scores) of the admitted documents with a positive document-level score."""
+    stats = doc_stats(coll)
     all_scores = bm25_doc_scores(coll, terms)
-    rows = _admitted_rows(stats, admitted)
+    rows = admitted_rows(stats, admitted)
     scores = all_scores[rows]
     pos = scores > 0
     return rows[pos], scores[pos]
@@ -594,8 +597,8 @@ def _bm25_doc_pairs(coll: Any, terms: Sequence[ScoringTerm],
 def bm25_doc_run(coll: Any, terms: Sequence[ScoringTerm], admitted: np.ndarray | None,
                  limit: int | None = None) -> list[Ranked]:
     """Admitted documents with a positive document-level BM25 score, best first."""
-    rows, scores = _bm25_doc_pairs(coll, terms, admitted)
-    rows, scores = _sort(_stats(coll), rows, scores, limit)
+    rows, scores = bm25_doc_pairs(coll, terms, admitted)
+    rows, scores = sort_scored(doc_stats(coll), rows, scores, limit)
     return _ranked(coll.conn, rows, scores)
 
 
@@ -629,7 +632,8 @@ def _vectors(coll: Any) -> _Vectors:
     return _per_open(_VECTORS, coll, _Vectors)
 
 
-def _use_matrix(coll: Any) -> bool:
+def use_matrix(coll: Any) -> bool:
+    """Whether the vectors fit the in-memory matrix (else sqlite-vec ranks on disk)."""
     return coll.documents * max(coll.embed_dim, 1) * 4 <= MAX_MATRIX_BYTES
 
 
@@ -646,11 +650,11 @@ def dense_order(coll: Any, qvec: np.ndarray, admitted: np.ndarray | None,
     """Admitted documents with a vector, most similar first (ties by id): (rowids, sims);
     all of them, or the top ``k``. Similarity is cosine (the stored vectors and the query are
     normalised), i.e. ``1 - vec_distance_cosine``."""
-    if not _use_matrix(coll):
-        rows, sims = _dense_order_sqlite(coll.conn, qvec, admitted)
+    if not use_matrix(coll):
+        rows, sims = dense_order_sqlite(coll.conn, qvec, admitted)
         return (rows, sims) if k is None else (rows[:k], sims[:k])
-    rows, sims = _dense_scores(coll, qvec, admitted)
-    return _sort(_stats(coll), rows, sims, k)
+    rows, sims = dense_scores(coll, qvec, admitted)
+    return sort_scored(doc_stats(coll), rows, sims, k)
 
 
 _SIM_CHUNK = 8192  # rows per step of ``similarities`` (a 12 MB buffer at 384 dimensions)
@@ -673,8 +677,8 @@ def similarities(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
     return out
 
 
-def _dense_scores(coll: Any, qvec: np.ndarray,
-                  admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def dense_scores(coll: Any, qvec: np.ndarray,
+                 admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(rowids, cosine similarity) of the admitted documents with a vector, unordered."""
     vec = _vectors(coll)
     q = qvec.astype(np.float32)
@@ -693,8 +697,8 @@ def _dense_scores(coll: Any, qvec: np.ndarray,
     return vec.rowids[idx], similarities(vec.matrix, q)[idx]
 
 
-def _dense_order_sqlite(conn: Any, qvec: np.ndarray,
-                        admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def dense_order_sqlite(conn: Any, qvec: np.ndarray,
+                       admitted: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The same ordering computed by sqlite-vec (for collections too large to hold in RAM;
     also the tests' cross-check of the matrix path)."""
     rows = sql.dense_sqlite(conn, qvec, admitted)
@@ -709,7 +713,7 @@ def dense(coll: Any, qvec: np.ndarray, admitted: np.ndarray | None, k: int) -> l
 
 
 # ---------------------------------------------------------------------------------- hybrid
-def _ranks_in_run(stats: _Stats, rows: np.ndarray, scores: np.ndarray,
+def _ranks_in_run(stats: DocStats, rows: np.ndarray, scores: np.ndarray,
                   wanted: np.ndarray) -> np.ndarray:
     """1-based rank of each ``wanted`` rowid in the run (rows, scores) ordered by score
     descending then id; 0 where a rowid is not in the run. Counting, not sorting the run:
@@ -759,14 +763,15 @@ def hybrid(coll: Any, terms: Sequence[ScoringTerm], qvec: np.ndarray,
     among the two top-``D`` lists (and when no run has ``k`` documents, nothing is cut). Each
     candidate is fused with its full ranks in both runs, counted over the whole runs.
     """
-    stats = _stats(coll)
+    stats = doc_stats(coll)
     depth = 2 * k + RRF_K
-    b_rows, b_sc = _bm25_pairs(coll, terms, admitted)
-    if _use_matrix(coll):
-        d_rows, d_sc = _dense_scores(coll, qvec, admitted)
+    b_rows, b_sc = bm25_pairs(coll, terms, admitted)
+    if use_matrix(coll):
+        d_rows, d_sc = dense_scores(coll, qvec, admitted)
     else:
-        d_rows, d_sc = _dense_order_sqlite(coll.conn, qvec, admitted)
-    cand = np.union1d(_sort(stats, b_rows, b_sc, depth)[0], _sort(stats, d_rows, d_sc, depth)[0])
+        d_rows, d_sc = dense_order_sqlite(coll.conn, qvec, admitted)
+    cand = np.union1d(sort_scored(stats, b_rows, b_sc, depth)[0],
+                      sort_scored(stats, d_rows, d_sc, depth)[0])
     # numpy ranks the runs; one SQL statement fuses them (the design's RRF in SQL) and
     # returns the string ids with the scores.
     fused = fuse(coll.conn, cand, [_ranks_in_run(stats, b_rows, b_sc, cand),

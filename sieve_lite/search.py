@@ -184,7 +184,7 @@ def _numpy_admitted(coll: Any, node: Node) -> np.ndarray:
     if isinstance(node, Term):
         return rk.docs_with(coll, node.words[0], node.prefix)
     if isinstance(node, DateRange):
-        st = rk._stats(coll)
+        st = rk.doc_stats(coll)
         lo, hi = st.dates()
         keep = st.exists.copy()
         if node.hi is not None:
@@ -194,7 +194,7 @@ def _numpy_admitted(coll: Any, node: Node) -> np.ndarray:
         return np.flatnonzero(keep).astype(np.int64)
     # Set operations on ascending rowid arrays through a boolean mask over all rowids:
     # linear, where numpy's union1d / intersect1d sort.
-    size = len(rk._stats(coll).exists)
+    size = len(rk.doc_stats(coll).exists)
     if isinstance(node, Or):
         mask = np.zeros(size, dtype=bool)
         for c in node.children:
@@ -237,7 +237,9 @@ def clause_counts(coll: Any, node: Node) -> list[tuple[str, int]]:
     return out
 
 
-def _check(ranker: str, k: int) -> None:
+def check_options(ranker: str, k: int) -> None:
+    """``QueryError`` unless ``ranker`` is one of ``RANKERS`` and ``k`` a whole number in
+    1..``MAX_K``: what every search front end checks before it runs anything."""
     if ranker not in rk.RANKERS:
         raise QueryError(f"unknown ranker {ranker!r}; choose one of {', '.join(rk.RANKERS)}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
@@ -304,7 +306,7 @@ def search(coll: Any, query: str, k: int = 5, ranker: str = "hybrid",
            strict: bool = False, embed: Embed | None = None) -> SearchResult:
     """Run a BQL query on an open collection (see the module docstring). ``embed``: how the
     query text is embedded for dense and hybrid (default ``rank.embed_query``)."""
-    _check(ranker, k)
+    check_options(ranker, k)
     node = parse(coll, query)
     admitted = select(coll, node)
     words = positive_words(node)

@@ -22,6 +22,7 @@ from sieve_lite import build as build_mod
 from sieve_lite.build import build_collection
 from sieve_lite.documents import Document
 from sieve_lite.errors import BuildError, CollectionError, DocumentError
+from sieve_lite.processes import can_fork
 from sieve_lite.sources import iter_documents
 
 CLI = [sys.executable, "-c", "import sys; from sieve_lite.cli import main; "
@@ -127,7 +128,7 @@ def test_content_hash_is_deterministic_and_inline_equals_workers(tmp_path: Path,
     monkeypatch.setattr(build_mod, "POOL_AFTER_CHARS", 0)
     monkeypatch.setattr(build_mod, "BATCH_DOCS", 50)
     b = build_collection(docs, tmp_path / "b.db", embed=False, workers=2)
-    assert a.workers == 0 and b.workers == (2 if build_mod._can_fork() else 0)
+    assert a.workers == 0 and b.workers == (2 if can_fork() else 0)
     assert a.words == b.words and a.documents == b.documents == 236
 
     def dump(p: Path) -> tuple:

@@ -60,7 +60,7 @@ def shadows(db: Path) -> dict[str, list[tuple]]:
 def test_parallel_index_is_the_single_writers(tmp_path: Path) -> None:
     if "torch" in sys.modules:
         # An earlier test loaded torch, after which this process never forks workers (see
-        # build._can_fork): run this test in a fresh interpreter, so the parallel build runs.
+        # processes.can_fork): run this test in a fresh interpreter, so the parallel build runs.
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                               f"{__file__}::test_parallel_index_is_the_single_writers",
                               "--basetemp", str(tmp_path / "child")],

@@ -281,11 +281,11 @@ def test_fuse_equals_python_rrf(examples):
 
 
 def test_ranks_in_run_counts_ties_by_id(examples):
-    stats = rk._stats(examples)
+    stats = rk.doc_stats(examples)
     rows = np.array([r for (r,) in examples.conn.execute("SELECT rowid FROM documents")])
     rng = np.random.default_rng(5)
     scores = rng.integers(0, 4, len(rows)).astype(np.float64)  # many exact ties
-    order, _ = rk._sort(stats, rows, scores)
+    order, _ = rk.sort_scored(stats, rows, scores)
     want = {int(r): i + 1 for i, r in enumerate(order)}
     got = rk._ranks_in_run(stats, rows, scores, rows)
     assert [want[int(r)] for r in rows] == got.tolist()
@@ -437,7 +437,7 @@ def test_hybrid_is_rrf_of_full_runs(examples_vec):
             assert [h.score for h in got] == pytest.approx([h.score for h in want][:k])
         # dense via numpy == dense via sqlite-vec's own distance
         order, sims = rk.dense_order(coll, qvec, admitted)
-        order2, sims2 = rk._dense_order_sqlite(coll.conn, qvec, admitted)
+        order2, sims2 = rk.dense_order_sqlite(coll.conn, qvec, admitted)
         assert np.allclose(sims, sims2, atol=1e-5)
         assert list(order[:5]) == list(order2[:5])
 
@@ -456,7 +456,7 @@ def _bm25_equal_on_subsets(coll, queries: list[list[tuple[str, bool]]], seed: in
     best (the first of equal scores). Returns how many selections took the admitted path."""
     rng = random.Random(seed)
     px = rk.passages(coll)
-    everyone = np.flatnonzero(rk._stats(coll).exists)
+    everyone = np.flatnonzero(rk.doc_stats(coll).exists)
     used = 0
     for q in queries:
         terms = rk.scoring_terms(q)
@@ -467,7 +467,7 @@ def _bm25_equal_on_subsets(coll, queries: list[list[tuple[str, bool]]], seed: in
             if got is None:
                 continue
             used += 1
-            want = rk._restrict(rk._stats(coll), run.docs, run.best, adm)
+            want = rk._restrict(rk.doc_stats(coll), run.docs, run.best, adm)
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), q
         for doc in run.docs[:20].tolist():
             lo, hi = np.searchsorted(run.q, (px.first[doc], px.first[doc] + px.count[doc]))

@@ -215,7 +215,10 @@ class SkipPrinter:
     def __call__(self, err: Any) -> None:
         if not self.quiet and self.shown < self.limit:
             self.shown += 1
-            click.echo(f"skipped: {err}", err=True)
+            # sys.stderr as it is now, not click's stream: while the build's progress bar is
+            # live on a terminal, rich has replaced sys.stderr to print lines above the bar;
+            # click's own stream wrote them into the bar's line.
+            click.echo(f"skipped: {err}", file=sys.stderr)
 
     def finish(self, total: int) -> None:
         if not self.quiet and total > self.shown:

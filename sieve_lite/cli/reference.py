@@ -122,7 +122,8 @@ def render_cli_md() -> str:
 
 
 # ----------------------------------------------------------------------------- output.md
-_EXAMPLE = re.compile(r"(```console\n\$ (sieve-lite [^\n]*)\n)(.*?)(```)", re.S)
+# A block's first line only; a server started in the background (``... &``) is not an example.
+_EXAMPLE = re.compile(r"(```console\n\$ (sieve-lite [^\n]*[^&\n])\n)(.*?)(```)", re.S)
 
 
 def run_example(command: str) -> str:

@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+from ..options import MODES
 from .metrics import contains, exact_match, f1, gold_recall, mcnemar, normalize_answer, recall_at
 from .questions import EvalQuestion, Question, load_questions, read_questions
-from .runner import MODES, EvalOptions, EvalRun, run_eval
+from .runner import EvalOptions, EvalRun, run_eval
 
 __all__ = ["MODES", "EvalOptions", "EvalQuestion", "EvalRun", "Question", "contains",
            "exact_match", "f1", "gold_recall", "load_questions", "mcnemar", "normalize_answer",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import metrics
-from .summary import _by, _ordered_modes, correct_of, summarize
+from .summary import correct_of, group_by, ordered_modes, summarize
 
 COLORS = {"sieve": "#1b7837", "search-fetch": "#2166ac", "search-visit": "#b2182b",
           "oneshot": "#666666"}
@@ -232,7 +232,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
     import matplotlib.pyplot as plt
 
     folder.mkdir(parents=True, exist_ok=True)
-    runs = _by(rows, "run")
+    runs = group_by(rows, "run")
     written: list[Path] = []
     title = f'{Path(str(s["meta"].get("collection", ""))).stem} / ' \
         f'{Path(str(s["meta"].get("questions", ""))).name}'
@@ -278,7 +278,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
                                  squeeze=False)
         for ax, run in zip(axes[0], panels, strict=True):
             rs = runs[run] if run == "agent" else [r for r in runs[run] if r.get("reached")]
-            modes = _ordered_modes(runs[run])
+            modes = ordered_modes(runs[run])
             data = [[max(1, r["distinct_tokens"]) for r in rs if r["mode"] == m] for m in modes]
             keep = [(m, d) for m, d in zip(modes, data, strict=True) if d]
             if keep:
@@ -298,7 +298,7 @@ def plots(folder: Path, rows: Sequence[dict[str, Any]], s: dict[str, Any]) -> li
         fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2),
                                  squeeze=False)
         for ax, run in zip(axes[0], panels, strict=True):
-            modes = _ordered_modes(runs[run])
+            modes = ordered_modes(runs[run])
             if run == "agent":
                 cats = list(metrics.FAILURES)
                 correct = s["agent"]["correct"]

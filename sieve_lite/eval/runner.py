@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CollectionError, QuestionError
+from ..options import MODES
 from . import metrics
 from .questions import EvalQuestion, QuestionSet, read_questions, resolve_gold, sample
 
-MODES = ("sieve", "search-fetch", "search-visit")
 RESULTS = "results.jsonl"
 SETTINGS = "run.json"
 

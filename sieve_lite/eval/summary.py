@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations
 from typing import Any
 
+from ..options import MODES
 from . import metrics
 from .oracle import ONESHOT_KS
 
@@ -33,16 +34,16 @@ def _median(xs: Iterable[float]) -> float | None:
     return round(float(statistics.median(xs)), 1) if xs else None
 
 
-def _by(rows: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+def group_by(rows: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    """``rows`` grouped by the text of their ``key`` value, groups in order of first sight."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         out[str(r.get(key))].append(r)
     return dict(out)
 
 
-def _ordered_modes(rows: Sequence[dict[str, Any]]) -> list[str]:
-    from .runner import MODES
-
+def ordered_modes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The modes present in ``rows``: the known ones in their usual order, then the rest."""
     present = list(dict.fromkeys(r["mode"] for r in rows))
     return [m for m in MODES if m in present] + [m for m in present if m not in MODES]
 
@@ -99,14 +100,14 @@ def agent_stats(rows: Sequence[dict[str, Any]], correct: str) -> dict[str, Any]:
 
 
 def agent_summary(rows: Sequence[dict[str, Any]], correct: str) -> dict[str, Any]:
-    modes = _ordered_modes(rows)
-    by_mode = _by(rows, "mode")
+    modes = ordered_modes(rows)
+    by_mode = group_by(rows, "mode")
     out: dict[str, Any] = {"correct": correct, "modes": {}, "kinds": {}, "mcnemar": [],
                            "tokens_paired_t": []}
     for m in modes:
         out["modes"][m] = agent_stats(by_mode[m], correct)
         out["kinds"][m] = {k: agent_stats(rs, correct)
-                           for k, rs in sorted(_by(by_mode[m], "kind").items())}
+                           for k, rs in sorted(group_by(by_mode[m], "kind").items())}
     for a, b in combinations(modes, 2):
         oa = {r["id"]: correct_of(r, correct) for r in by_mode[a]}
         ob = {r["id"]: correct_of(r, correct) for r in by_mode[b]}
@@ -143,8 +144,8 @@ def oracle_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def oracle_paired(rows: Sequence[dict[str, Any]], baseline: str = "search-visit"
                   ) -> dict[str, Any]:
     """Tokens on the questions every mode reached; each mode against ``baseline``."""
-    by_mode = _by([r for r in rows if not r.get("skipped")], "mode")
-    modes = _ordered_modes(rows)
+    by_mode = group_by([r for r in rows if not r.get("skipped")], "mode")
+    modes = ordered_modes(rows)
     reached = [{r["id"] for r in by_mode.get(m, []) if r.get("reached")} for m in modes]
     common = sorted(set.intersection(*reached)) if reached else []
     tok = {m: {r["id"]: r["distinct_tokens"] for r in by_mode.get(m, [])} for m in modes}
@@ -168,14 +169,14 @@ def oracle_paired(rows: Sequence[dict[str, Any]], baseline: str = "search-visit"
 
 
 def oracle_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    by_mode = _by(rows, "mode")
-    modes = _ordered_modes(rows)
+    by_mode = group_by(rows, "mode")
+    modes = ordered_modes(rows)
     return {
         "modes": {m: oracle_stats(by_mode[m]) for m in modes},
-        "kinds": {m: {k: oracle_stats(rs) for k, rs in sorted(_by(by_mode[m], "kind").items())}
+        "kinds": {m: {k: oracle_stats(rs) for k, rs in sorted(group_by(by_mode[m], "kind").items())}
                   for m in modes},
         "paired": oracle_paired(rows),
-        "paired_kinds": {k: oracle_paired(rs) for k, rs in sorted(_by(rows, "kind").items())},
+        "paired_kinds": {k: oracle_paired(rs) for k, rs in sorted(group_by(rows, "kind").items())},
     }
 
 
@@ -193,12 +194,12 @@ def oneshot_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def oneshot_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"all": oneshot_stats(rows),
-            "kinds": {k: oneshot_stats(rs) for k, rs in sorted(_by(rows, "kind").items())}}
+            "kinds": {k: oneshot_stats(rs) for k, rs in sorted(group_by(rows, "kind").items())}}
 
 
 def summarize(rows: Sequence[dict[str, Any]], correct: str = "em") -> dict[str, Any]:
     """The summary of every run present in ``rows``."""
-    runs = _by(rows, "run")
+    runs = group_by(rows, "run")
     out: dict[str, Any] = {}
     if "oracle" in runs:
         out["oracle"] = oracle_summary(runs["oracle"])

@@ -19,7 +19,7 @@ from ..terminal import WordMatch, one_line, sanitize
 from ..words import word_spans, words
 
 
-def _esc(text: str) -> str:
+def escape_html(text: str) -> str:
     """HTML-escaped text (``& < > " '``), as a plain string."""
     return _html_escape(text, quote=True)
 
@@ -47,7 +47,7 @@ def marked(text: str | None, match: WordMatch | None = None, *, line: bool = Fal
     """``text`` cleaned and escaped, with the query words in ``<mark>``."""
     clean = one_line(text) if line else sanitize(text)
     if not match or not clean or not may_hold(match, clean):
-        return Markup(_esc(clean))
+        return Markup(escape_html(clean))
     return with_marks(clean, match.spans(clean))
 
 
@@ -57,10 +57,10 @@ def with_marks(clean: str, spans: Sequence[tuple[int, int]]) -> Markup:
     out: list[str] = []
     at = 0
     for a, b in spans:
-        out.append(_esc(clean[at:a]))
-        out.append("<mark>" + _esc(clean[a:b]) + "</mark>")
+        out.append(escape_html(clean[at:a]))
+        out.append("<mark>" + escape_html(clean[a:b]) + "</mark>")
         at = b
-    out.append(_esc(clean[at:]))
+    out.append(escape_html(clean[at:]))
     return Markup("".join(out))
 
 
@@ -99,4 +99,4 @@ def safe_url(url: str | None) -> str | None:
     return url
 
 
-__all__ = ["marked", "marked_span", "may_hold", "safe_url", "with_marks"]
+__all__ = ["escape_html", "marked", "marked_span", "may_hold", "safe_url", "with_marks"]

@@ -25,12 +25,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
-from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -40,40 +36,22 @@ from ..errors import CollectionError, QueryError, SectionError, SieveError
 from ..options import MAX_K, RANKERS
 from ..output import error_object, fetch_object, search_object, versioned
 from ..terminal import WordMatch, one_line, query_words
-from .html import _esc, marked, may_hold, safe_url, with_marks
+from . import runs
+from .html import marked, safe_url
 from .negotiate import error_response, json_response, status_of, wants_json
+from .views import (
+    HERE,
+    PAGE_K,
+    card_view,
+    coll_path,
+    error_page,
+    error_view,
+    link,
+    render,
+)
 
-HERE = Path(__file__).resolve().parent
-PAGE_K = 10          # cards shown by default
 PAGE_MAX_K = 100     # a page shows at most this many cards (the JSON API goes to MAX_K)
 MAX_QUERY = 2000     # characters of a query a page accepts
-HEADINGS_SHOWN = 8   # section links on a card; the outline lists them all
-
-
-@lru_cache(maxsize=1)
-def templates() -> Any:
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
-    env.globals.update(link=link, rankers=RANKERS)
-    return env
-
-
-def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    html = templates().get_template(name).render(**context)
-    return HTMLResponse(html, status_code=status)
-
-
-def link(path: str, **params: Any) -> str:
-    """``path`` with the non-empty ``params`` as its query string (values URL-encoded)."""
-    kept = {k: v for k, v in params.items() if v not in (None, "")}
-    return path + ("?" + urlencode(kept) if kept else "")
-
-
-def coll_path(name: str) -> str:
-    return "/c/" + quote(name, safe="")
 
 
 # ------------------------------------------------------------------------------ limits
@@ -107,57 +85,6 @@ def _int(value: str | None, default: int, lo: int, hi: int) -> int:
     return n
 
 
-# ------------------------------------------------------------------------------- cards
-def card_view(card: Any, collection: str, query: str, match: WordMatch,
-              fallback: bool) -> dict[str, Any]:
-    """What a card's template needs: every text already cleaned, escaped and marked. The
-    sections holding a query word come first, as on the terminal's cards."""
-    base = coll_path(collection) + "/doc?id=" + quote(card.id, safe="")
-    tail = "&q=" + quote(query, safe="") if query else ""
-    names = list(card.headings)
-    marks: dict[str, Markup] = {}  # the headings holding a query word, marked
-    if match:
-        for h in names:
-            # The substring test on the raw heading passes over most of them before they
-            # are cleaned (cleaning only removes characters, so it can hardly add a word).
-            if not may_hold(match, h):
-                continue
-            clean = one_line(h)
-            spans = match.spans(clean)
-            if spans:
-                marks[h] = with_marks(clean, spans)
-    order = [*marks, *(h for h in names if h not in marks)] if marks else names
-
-    def section_href(name: str) -> str:
-        return f"{base}&section={quote(name, safe='')}{tail}"
-
-    authors = ", ".join(one_line(a) for a in card.authors[:6])
-    if len(card.authors) > 6:
-        authors += f" +{len(card.authors) - 6}"
-    return {
-        "id": one_line(card.id), "rank": card.rank, "score": f"{card.score:.3g}",
-        "collection": collection,
-        "title": marked(card.title, match, line=True),
-        "href": base + tail,
-        "authors": marked(authors, match, line=True),
-        "date": one_line(card.date),
-        "matched": card.matched_fields,
-        # One string for the line of section links: a template loop per link costs more.
-        # (hrefs escaped here; names are Markup already: cleaned, escaped, marked)
-        "sections": Markup(" · ".join(
-            f'<a href="{_esc(section_href(h))}">{marks.get(h) or marked(h)}</a>'
-            for h in order[:HEADINGS_SHOWN])),
-        "more_sections": max(0, len(names) - HEADINGS_SHOWN),
-        "n_sections": len(names),
-        "snippet": marked(card.snippet, match, line=True),
-        "snippet_section": one_line(card.snippet_section),
-        "snippet_href": (section_href(card.snippet_section)
-                         if card.snippet_section in names else None),
-        "url": safe_url(card.url),
-        "fallback": fallback,
-    }
-
-
 def drop_links(collection_href: str, counts: list[tuple[str, int]], k: Any,
                ranker: Any) -> list[dict[str, Any]]:
     """Each top-level clause with its count and the query without it."""
@@ -171,20 +98,8 @@ def drop_links(collection_href: str, counts: list[tuple[str, int]], k: Any,
     return out
 
 
-def error_view(err: SieveError) -> dict[str, Any]:
-    """An error for a page: its message and, for a query, the column and a caret line."""
-    obj = error_object(err)["error"]
-    caret = None
-    if obj.get("column"):
-        caret = " " * (obj["column"] - 1) + "^" * obj.get("length", 1)
-    return {"kind": obj["kind"], "message": obj["message"], "column": obj.get("column"),
-            "caret": caret, "query": one_line(obj.get("query")) if caret else None}
-
-
 # ------------------------------------------------------------------------------- pages
 def routes(state: Any) -> list[Any]:
-    from . import runs
-
     pool = state.pool
     seconds = state.config.query_seconds
     summaries: dict[str, dict[str, Any]] = {}
@@ -253,7 +168,7 @@ def routes(state: Any) -> list[Any]:
         try:
             entry = pool.entry(name)
         except SieveError:
-            return _error(NOT_FOUND["collection"], as_json)
+            return error_page(NOT_FOUND["collection"], as_json)
         href = coll_path(entry.name)
         ctx: dict[str, Any] = {"nav": "search", "coll": summary(entry), "query": "",
                                "k": PAGE_K, "ranker": "", "result": None, "error": None,
@@ -331,20 +246,20 @@ def routes(state: Any) -> list[Any]:
         try:
             entry = pool.entry(name)
         except SieveError:
-            return _error(NOT_FOUND["collection"], as_json)
+            return error_page(NOT_FOUND["collection"], as_json)
         try:
             if not doc:
                 raise SectionError("give a document: ?id=DOC")
             with pool.borrow(entry.name) as (_, coll):
                 with deadline(coll, seconds):
                     if coll.doc_rowid(doc) is None:
-                        return _error(NOT_FOUND["document"], as_json)
+                        return error_page(NOT_FOUND["document"], as_json)
                     res = coll.fetch(doc, section if section else None)
                     url = safe_url(reads_url(coll, res.id))
         except SectionError:
-            return _error(NOT_FOUND["section"], as_json)
+            return error_page(NOT_FOUND["section"], as_json)
         except SieveError as e:
-            return _error(e, as_json)
+            return error_page(e, as_json)
         if as_json:
             obj = fetch_object(res, entry.name)
             if res.section is None:
@@ -422,15 +337,4 @@ NOT_FOUND = {"collection": CollectionError("no such collection is served here"),
                                      "them)")}
 
 
-def _error(err: SieveError, as_json: bool, status: int | None = None) -> Response:
-    """An error page or object: fixed words from the error, never the request echoed."""
-    if as_json:
-        resp = error_response(err)
-        if status:
-            resp.status_code = status
-        return resp
-    return render("error.html", status=status or status_of(err), nav="", query="",
-                  k=PAGE_K, ranker="", names=[], error=error_view(err))
-
-
-__all__ = ["card_view", "deadline", "link", "render", "routes", "templates"]
+__all__ = ["deadline", "routes"]

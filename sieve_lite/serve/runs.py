@@ -43,6 +43,7 @@ from starlette.routing import Route
 from ..errors import SieveError
 from ..output import versioned
 from ..terminal import WordMatch, one_line, query_words
+from .views import PAGE_K, card_view, coll_path, error_page, link, render, templates
 
 RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{8}$")
 MAX_QUESTION = 1000   # characters
@@ -254,7 +255,6 @@ class Runner:
 def step_view(step: dict[str, Any], collection: str, n_ctx: int) -> dict[str, Any]:
     """What the step template needs; text from the model or a collection is escaped there."""
     from .html import marked
-    from .pages import card_view, coll_path, link
 
     a = step.get("action") or {}
     kind = a.get("kind") or "unreadable"
@@ -301,8 +301,6 @@ def step_view(step: dict[str, Any], collection: str, n_ctx: int) -> dict[str, An
 
 
 def answer_view(run: dict[str, Any], last_query: str) -> dict[str, Any] | None:
-    from .pages import coll_path, link
-
     if run["answer"] is None:
         return None
     base = coll_path(run["collection"]) + "/doc"
@@ -327,7 +325,6 @@ def run_context(run: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, 
 # --------------------------------------------------------------------------------- routes
 def routes(state: Any) -> list[Any]:
     from .negotiate import json_response, wants_json
-    from .pages import PAGE_K, _error, render, templates
 
     store = RunStore(state.config.runs_dir())
     runner = Runner(store, state.pool, state.config.ranker)
@@ -364,7 +361,7 @@ def routes(state: Any) -> list[Any]:
                 data = json.loads(body or b"{}")
                 question, coll = str(data.get("question", "")), data.get("collection")
             except (ValueError, AttributeError):
-                return _error(SieveError("the body is not a JSON object"), True, 400)
+                return error_page(SieveError("the body is not a JSON object"), True, 400)
         else:
             form = parse_qs(body.decode("utf-8", "replace"))
             question = (form.get("question") or [""])[0]
@@ -372,12 +369,12 @@ def routes(state: Any) -> list[Any]:
         question = " ".join(question.split())
         as_json = wants_json(request)
         if not question or len(question) > MAX_QUESTION:
-            return _error(SieveError(f"give a question of 1 to {MAX_QUESTION} characters"),
+            return error_page(SieveError(f"give a question of 1 to {MAX_QUESTION} characters"),
                           as_json, 400)
         try:
             run_id = runner.start(question, coll or state.pool.default)
         except SieveError:
-            return _error(SieveError("no such collection"), as_json, 404)
+            return error_page(SieveError("no such collection"), as_json, 404)
         if as_json:
             return json_response(versioned("run", {"id": run_id, "url": f"/runs/{run_id}"}),
                                  status=201)
@@ -392,7 +389,7 @@ def routes(state: Any) -> list[Any]:
         try:
             run, events = load(run_id)
         except SieveError:
-            return _error(SieveError("no such run"), wants_json(request) or fmt == "json", 404)
+            return error_page(SieveError("no such run"), wants_json(request) or fmt == "json", 404)
         if fmt == "md":
             return PlainTextResponse(markdown(run), media_type="text/markdown; charset=utf-8",
                                      headers={"content-disposition":
@@ -410,7 +407,7 @@ def routes(state: Any) -> list[Any]:
         try:
             runner.stop(run_id)
         except SieveError:
-            return _error(SieveError("no such run"), wants_json(request), 404)
+            return error_page(SieveError("no such run"), wants_json(request), 404)
         if wants_json(request) or request.headers.get("x-requested-with") == "fetch":
             return json_response(versioned("run", {"id": run_id, "stopping": True}))
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
@@ -422,7 +419,7 @@ def routes(state: Any) -> list[Any]:
         try:
             store.path(run_id)
         except SieveError:
-            return _error(SieveError("no such run"), True, 404)
+            return error_page(SieveError("no such run"), True, 404)
         after = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
         sent = int(after) if after.isdigit() else 0
         step_t = templates().get_template("step.html")

@@ -1,6 +1,7 @@
-"""Running the app: bind the socket ourselves (a taken port is one clear line, port 0 tells
-the port it got), then uvicorn, in this process or in ``workers`` processes sharing the socket.
-uvicorn stops cleanly on Ctrl-C and SIGTERM (in-flight requests finish first)."""
+"""Running the app: bind the socket ourselves (``listen.bind``: a taken port is one clear
+line, port 0 tells the port it got), then uvicorn, in this process or in ``workers`` processes
+sharing the socket. uvicorn stops cleanly on Ctrl-C and SIGTERM (in-flight requests finish
+first)."""
 
 from __future__ import annotations
 
@@ -11,27 +12,8 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 
-from ..errors import EnvironmentProblem
+from ..listen import bind
 from .config import ENV_CONFIG, ServeConfig
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket. TCP_NODELAY is set on it, so every accepted connection has it
-    (Linux copies it): without it, an answer written in two parts (headers, then body) waits
-    for the client's delayed ACK, about 40 ms on every call. asyncio sets it itself only on a
-    socket made with ``proto=IPPROTO_TCP``, and a socket made by hand has proto 0."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host.strip("[]"), port))
-        sock.listen(2048)
-        sock.set_inheritable(True)
-    except OSError as e:
-        sock.close()
-        raise EnvironmentProblem(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
-    return sock
 
 
 def url_of(config: ServeConfig, sock: socket.socket) -> str:
@@ -123,4 +105,4 @@ def _announce_when_started(server: object, url: str,
     server.startup = startup  # type: ignore[attr-defined]
 
 
-__all__ = ["bind", "run", "url_of"]
+__all__ = ["run", "url_of"]

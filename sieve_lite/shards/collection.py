@@ -172,15 +172,15 @@ class Coordinator:
     def fetch(self, doc: str | int, section: str | None = None) -> Any:
         """``sieve_lite.fetch.fetch`` over the shards: the id picks the shard; a rank reads
         the last search listing; errors name the same things as a one-file fetch."""
-        from ..fetch import _by_rank, _session_ids
+        from ..fetch import id_at_rank, listed_ids
 
         if isinstance(doc, bool) or not isinstance(doc, (int, str)):
             raise SectionError(f"a document is named by its id or its rank, not {doc!r}")
-        doc_id = _by_rank(self, doc) if isinstance(doc, int) else doc
+        doc_id = id_at_rank(self, doc) if isinstance(doc, int) else doc
         owner = self.shard_for(doc_id)
         if not self.call_one(owner, "has", doc_id):
             if isinstance(doc, str) and doc.strip().isdigit():
-                if _session_ids(self):
+                if listed_ids(self):
                     return self.fetch(int(doc.strip()), section)
                 raise SectionError(f"no document has the id {doc!r}, and there is no search "
                                    "listing to read it as a rank in; give the document id "
@@ -199,9 +199,9 @@ class Coordinator:
         replaces the query embedder, as in ``Collection.search`` (servers batch it)."""
         from .. import rank as rk
         from ..cards import body_words
-        from ..search import Hit, SearchResult, _check, parse, zero_hits
+        from ..search import Hit, SearchResult, check_options, parse, zero_hits
 
-        _check(ranker, k)
+        check_options(ranker, k)
         node = parse(self, query)
         words = positive_words(node)
         res = SearchResult(query=query, ranker=ranker, total=0, requested_ranker=ranker,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..checks import Check, VerifyReport
 from ..errors import CollectionError, DamagedCollection
-from ..verify import Check, VerifyReport
-from ..verify import verify as verify_file
+from ..verify_file import verify_file
 from .manifest import check_shard, load, sha256_file, shard_of
 
 

@@ -107,8 +107,8 @@ class ShardWorker:
               k: int) -> list[str]:
         """The first ``k`` admitted documents by id outside ``exclude`` (what ``fill_by_id``
         appends after the scored ones)."""
-        stats = rk._stats(self.coll)
-        rest = rk._admitted_rows(stats, admitted)
+        stats = rk.doc_stats(self.coll)
+        rest = rk.admitted_rows(stats, admitted)
         for ex in exclude:
             if len(ex) and len(rest):
                 rest = rest[~np.isin(rest, ex)]
@@ -134,9 +134,9 @@ class ShardWorker:
             if ranker == "id":
                 out["ranked"], out["fill"] = [], self._fill(admitted, [], k)
             elif ranker in ("bm25", "bm25-doc"):
-                pairs = rk._bm25_pairs if ranker == "bm25" else rk._bm25_doc_pairs
+                pairs = rk.bm25_pairs if ranker == "bm25" else rk.bm25_doc_pairs
                 rows, scores = pairs(self.coll, terms, admitted)
-                rows, scores = rk._sort(rk._stats(self.coll), rows, scores, k)
+                rows, scores = rk.sort_scored(rk.doc_stats(self.coll), rows, scores, k)
                 out["ranked"] = self._ids(rows, scores)
                 out["fill"] = self._fill(admitted, [rows], k) if len(rows) < k else []
             elif ranker == "dense":
@@ -146,9 +146,9 @@ class ShardWorker:
             else:
                 b, d = self._hybrid_runs(node, terms, qvec, admitted, key)
                 depth = 2 * k + rk.RRF_K
-                stats = rk._stats(self.coll)
-                out["bm25"] = self._ids(*rk._sort(stats, b[0], b[1], depth))
-                out["dense"] = self._ids(*rk._sort(stats, d[0], d[1], depth))
+                stats = rk.doc_stats(self.coll)
+                out["bm25"] = self._ids(*rk.sort_scored(stats, b[0], b[1], depth))
+                out["dense"] = self._ids(*rk.sort_scored(stats, d[0], d[1], depth))
                 # the fused list is short of k only when both runs are, everywhere
                 out["fill"] = self._fill(admitted, [b[0], d[0]], k) \
                     if max(len(b[0]), len(d[0])) < k else []
@@ -162,11 +162,11 @@ class ShardWorker:
         if got is not None:
             self._runs.move_to_end(key)
             return got
-        b = rk._bm25_pairs(self.coll, terms, admitted)
-        if rk._use_matrix(self.coll):
-            d = rk._dense_scores(self.coll, qvec, admitted)
+        b = rk.bm25_pairs(self.coll, terms, admitted)
+        if rk.use_matrix(self.coll):
+            d = rk.dense_scores(self.coll, qvec, admitted)
         else:
-            d = rk._dense_order_sqlite(self.coll.conn, qvec, admitted)
+            d = rk.dense_order_sqlite(self.coll.conn, qvec, admitted)
         got = self._runs[key] = (b, d)
         if len(self._runs) > _KEEP_RUNS:
             self._runs.popitem(last=False)

@@ -49,6 +49,8 @@ from typing import Any
 
 from ..documents import Document
 from ..errors import BuildError, DocumentError
+from ..meter import Meter
+from ..processes import can_fork, fork_pool
 
 FORMATS = ("auto", "jsonl", "markdown", "html", "rst", "text", "2wiki", "hotpotqa", "musique",
            "wikipedia", "pdf", "docx", "epub")
@@ -75,20 +77,6 @@ _AUTO_EXT = {ext: fmt for fmt in ("markdown", "html", "rst", "text", "pdf", "doc
 _AUTO_EXT.update({".jsonl": "jsonl?", ".ndjson": "jsonl?", ".json": "json?"})
 
 Item = Document | DocumentError
-
-
-class Meter:
-    """How far the reading of the sources is, in bytes, for a progress bar with an ETA.
-
-    ``iter_documents`` lists every file before reading the first (a folder is walked up
-    front) and sets ``total`` to the sum of their sizes; ``done`` grows as they are read, line
-    by line for JSON Lines and file by file for the rest. ``files`` counts the files listed.
-    """
-
-    def __init__(self) -> None:
-        self.total = 0
-        self.done = 0
-        self.files = 0
 
 
 def iter_documents(paths: list[Path], fmt: str = "auto", meter: Meter | None = None
@@ -148,9 +136,7 @@ class Sources:
         workers = self.workers
         if workers is None:
             workers = 2 if (os.cpu_count() or 1) > 1 else 0
-        from ..build import _can_fork
-
-        pool = _parse_pool(workers) if workers and heavy >= 2 and _can_fork() else None
+        pool = fork_pool(workers) if workers and heavy >= 2 and can_fork() else None
         self.stats.workers = workers if pool is not None else 0
         window = 4 * workers
         pending: deque = deque()
@@ -203,12 +189,6 @@ class Sources:
 def _parsing(job: tuple) -> bool:
     """Whether a pending job is (path, a worker's async result) rather than a task to read."""
     return len(job) == 2 and hasattr(job[1], "get")
-
-
-def _parse_pool(n: int):
-    from ..build import _pool
-
-    return _pool(n)
 
 
 def _read_heavy(path: Path, kind: str, doc_id: str) -> list:

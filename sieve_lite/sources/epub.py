@@ -31,7 +31,7 @@ from xml.etree import ElementTree as ET
 from ..documents import INTRO, Document
 from ..errors import DocumentError
 from ._common import loose_date, make_document
-from .html import _Page, decode_html
+from .html import PageParser, decode_html
 
 MAX_MEMBER = 64 << 20
 MAX_TOTAL = 512 << 20
@@ -147,7 +147,7 @@ def parse_epub(path: Path, doc_id: str) -> dict[str, Any]:
             raw = decode_html(book.read(href))
             if raw is None:
                 raise EpubError(f"{href} is not valid UTF-8 and declares no usable charset")
-            page = _Page(main_only=False)
+            page = PageParser(main_only=False)
             page.feed(raw)
             page.close()
             for k, (heading, level, text) in enumerate(page.sections):

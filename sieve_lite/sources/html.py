@@ -47,7 +47,9 @@ _CELL = "\ue000"  # marks a cell boundary until _clean turns it and the spaces a
 _MAIN = re.compile(r"<main\b|\brole\s*=\s*[\"']?main\b", re.I)
 
 
-class _Page(HTMLParser):
+class PageParser(HTMLParser):
+    """An HTML page's title, metadata and sections (also an EPUB chapter's: ``epub``)."""
+
     def __init__(self, main_only: bool) -> None:
         super().__init__(convert_charrefs=True)
         self.main_only = main_only
@@ -208,7 +210,7 @@ def decode_html(raw: bytes) -> str | None:
 
 
 def parse_html(text: str, path: Path, doc_id: str) -> dict[str, Any]:
-    page = _Page(main_only=bool(_MAIN.search(text)))
+    page = PageParser(main_only=bool(_MAIN.search(text)))
     page.feed(text)
     page.close()
     title = " ".join("".join(page.title_parts).split())

@@ -28,7 +28,7 @@ def jsonl_records(path: Path, meter: Any = None) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed object or DocumentError)`` for each non-blank line of a JSON
     Lines file. Each line is decoded on its own, so a line that is not valid UTF-8 (or not
     JSON) is reported with its own number and the lines after it are still read.
-    ``meter.done`` (a ``sources.Meter``) grows by each line's bytes."""
+    ``meter.done`` (a ``meter.Meter``) grows by each line's bytes."""
     try:
         f = open(path, "rb")
     except OSError as e:
