@@ -25,12 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "sieve_lite"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
-# Modules allowed to take private names from other modules FOR NOW, by name prefix.
-# sieve_lite/agent/ is being rewritten by the agent's engineer, who will make the names it
-# takes (``plan`` takes ``_names`` from ``queries``, ...) public or move the code, and then
-# EMPTY THIS LIST. An entry that no longer covers any private import fails the test below,
-# so the list cannot outlive its reason.
-PRIVATE_NAMES_PENDING: tuple[str, ...] = ("sieve_lite.agent.",)
+# Packages allowed to take other modules' private names while they are being rewritten (none
+# now). An entry that no longer covers any private import fails the test below, so the list
+# cannot outlive its reason.
+PRIVATE_NAMES_PENDING: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
