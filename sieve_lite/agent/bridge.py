@@ -118,7 +118,7 @@ def relations(q: Question | str, name: str) -> list[Hop]:
     # "X's (main) director", right after the entity
     m = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)", after)
     if m and _singular(m.group(1)) in _KIND_OF:
-        hops.append(_hop(_singular(m.group(1)), q, low))
+        hops.append(_hop(_singular(m.group(1)), q, low, name))
     # roles before the entity, the nearest first: 'the R of ... the R2 where ... X'
     found = []
     for m in re.finditer(r"\b(\w+)(?:\s+of\s+(?:birth|death))?" + _LINK, before):
@@ -134,7 +134,7 @@ def relations(q: Question | str, name: str) -> list[Hop]:
     for m, role in reversed(found):
         if "of birth" in m.group(0):
             role = "birthplace"
-        hops.append(_hop(role, q, low))
+        hops.append(_hop(role, q, low, name))
     # 'birth place of', 'place of birth': a place
     return hops[:3]
 
@@ -147,10 +147,12 @@ def _singular(word: str) -> str:
     return word
 
 
-def _hop(role: str, q: Question, low: str) -> Hop:
+def _hop(role: str, q: Question, low: str, name: str) -> Hop:
     # the verb after the role says how it is named in the text ('published', 'born')
     near = re.search(rf"\b{re.escape(role)}\b\s+(?:\w+\s+){{0,3}}", low)
-    cue = [w for w in words(near.group(0)) if w not in STOPWORDS] if near else [role]
+    own = set(words(name))
+    cue = [w for w in words(near.group(0)) if w not in STOPWORDS and w not in own] \
+        if near else [role]
     if role == "birthplace":
         cue += ["born", "birth"]
     return Hop(role, _KIND_OF.get(role, "place"), tuple(dict.fromkeys([role, *cue])))
@@ -174,7 +176,8 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
             continue
         marks = [t.idx for t in doc if t.lower_[:5] in stems]
         for j, e in enumerate(ents):
-            if " ".join(words(e.text)) in exclude:
+            name = re.sub(r"^(?:the|a|an)\s+", "", e.text, flags=re.I)
+            if " ".join(words(name)) in exclude:
                 continue
             if marks:
                 dist = min(abs(e.start_char - m) for m in marks)
@@ -183,7 +186,7 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
                 score = 1.0 / (1 + si)
             if hop.role in ("country", "nation", "state") and j == len(ents) - 1:
                 score += 0.5  # a country is named last
-            scored.append((score, -si, e.text))
+            scored.append((score, -si, name))
     scored.sort(reverse=True)
     return list(dict.fromkeys(name for _s, _i, name in scored))
 
@@ -229,14 +232,37 @@ class Bridge:
             return
         hop = self.hops[self.done]
         exclude = {" ".join(words(self.name))} | {" ".join(words(d)) for d in self.path}
-        for name in bridge_name(text, hop, self.entities, exclude):
-            target = _titled(self.coll, words(name))
+        for name in bridge_name(text, hop, self.entities, exclude)[:4]:
+            target = self._document_of(name)
             if target and target not in self.path:
                 self.path.append(target)
                 self.done += 1
                 self.named = name
                 return
         self.stuck = f"no {hop.role} of {self.name} found in what was read"
+
+    def _document_of(self, name: str) -> str | None:
+        """Where to read about ``name``: the document titled so, else the best-ranked one
+        that has it as a phrase and one of the question's other words (the first answer
+        becomes the next search)."""
+        ws = words(name)
+        if not ws:
+            return None
+        titled = _titled(self.coll, ws)
+        if titled:
+            return titled
+        own = set(words(self.name)) | set(ws)
+        rest = [w for w in self.q.content if w not in own and w not in ("and", "or", "not")]
+        phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+        query = f"{phrase} AND ({' OR '.join(rest)})" if rest else phrase
+        try:
+            res = self.coll.search(query, k=5, ranker="bm25", strict=True)
+        except QueryError:
+            return None
+        for r in res.results:
+            if str(r.id) not in self.path:
+                return str(r.id)
+        return None
 
     @property
     def answer(self) -> str:

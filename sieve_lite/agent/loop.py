@@ -158,6 +158,11 @@ class Agent:
             if prompt >= self.budgets.context_stop * self.backbone.n_ctx:
                 reason = "context"
                 break
+            if self.bridge is not None and self.bridge.stuck:
+                # what was read answers a question about another thing than the one asked
+                self.acc.no_answer = self.bridge.stuck
+                reason = "nothing-left"
+                break
             lead = self._lead()
             if lead:
                 try:
@@ -471,12 +476,10 @@ class Agent:
         if self.bridge is not None:
             # the answer is about where the roles lead, not about the entity named
             keys = [k for k in keys if k[0] == self.bridge.answer_doc]
-            if not keys:
-                self.acc.no_answer = self.bridge.stuck or "the bridge was not crossed"
-                return None
         if not final:
             keys = keys[:1]
-        self._chosen.update(keys)
+        newest = max(self.read, key=lambda k: self.read[k]) if self.read else None
+        self._chosen.update([*keys, *([newest] if newest else [])])
         cands = sorted((c for k in keys for c in self.readings[k].candidates),
                        key=lambda c: -c.prior)
         text = "\n".join(self.readings[k].text() for k in keys)
@@ -857,6 +860,9 @@ class Agent:
             return Answer(NO_ANSWER)
         if self.comparison is not None and not self._chosen:
             return self._compare(final=True) or Answer(NO_ANSWER)
+        if self.bridge is not None and (self.bridge.stuck or not self.bridge.answer_doc):
+            self.acc.no_answer = self.bridge.stuck or "the bridge's last document was not read"
+            return Answer(NO_ANSWER)
         if self._hop_pending() and not self.budgets.paper_forced_answer:
             # the question asks about a linked document that was not read: what was read
             # answers another question
