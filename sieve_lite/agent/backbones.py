@@ -312,17 +312,18 @@ class HttpBackbone:
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + \
             self.count_tokens(prefill)
 
-    def _for_schema(self, messages: list[Message], mode: str) -> list[Message]:
+    def _for_schema(self, messages: list[Message], menu: Menu) -> list[Message]:
         """The conversation as a schema server's model should see it: how to write the
-        actions as JSON after the manual, and its earlier actions in that JSON."""
+        actions as JSON after the system prompt, and its earlier actions in that JSON."""
         from .schema import action_json, format_note
 
         out = []
         for i, m in enumerate(messages):
             if i == 0 and m["role"] == "system":
-                m = {"role": "system", "content": f"{m['content']}\n\n{format_note(mode)}"}
+                m = {"role": "system",
+                     "content": f"{m['content']}\n\n{format_note(menu.mode)}"}
             elif m["role"] == "assistant":
-                written = action_json(m["content"], mode)
+                written = action_json(m["content"], menu.mode)
                 m = {"role": "assistant", "content": written or m["content"]}
             out.append(m)
         return out
@@ -347,7 +348,7 @@ class HttpBackbone:
                 raise TypeError(f"{self.kind.label} takes a JSON schema: pass a Menu")
             else:
                 constraint = menu_schema(menu)
-                msgs = self._for_schema(msgs, menu.mode)
+                msgs = self._for_schema(msgs, menu)
                 max_tokens += JSON_TOKENS  # the JSON around the same action
         sampling = Sampling(temperature=self.temperature, seed=self.seed + call)
         t0 = time.perf_counter()

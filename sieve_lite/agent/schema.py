@@ -121,28 +121,32 @@ def menu_schema(menu: Menu) -> dict[str, Any]:
     if menu.prefilled:
         return _object(_answer_props(menu, budget))
     branches: list[dict[str, Any]] = []
+
+    def named(name: str, props: dict[str, Any]) -> dict[str, Any]:
+        budget.values -= 1  # the tool's name is an enum value too
+        return _object({"name": _enum([name]), **props})
+
     answer_ok = bool(menu.citable or menu.uncited_answer or menu.answer_only)
     if answer_ok:
         # Built first so that its enums (the citations) are never the ones cut.
-        answer = _object({"name": _enum(["answer"]), **_answer_props(menu, budget)})
+        answer = named("answer", _answer_props(menu, budget))
     if not menu.answer_only:
         free = menu.free_search or menu.queries is None
-        queries = budget.take(list(menu.queries or ()), keep=0)
+        queries = [] if free else budget.take(list(menu.queries or ()), keep=0)
         if queries or free:
             query = _text(MAX_QUERY_CHARS) if free else _enum(queries)
-            branches.append(_object({"name": _enum(["search"]), "query": query}))
+            branches.append(named("search", {"query": query}))
         targets = [(label, list(secs)) for label, secs in menu.fetchable if label and secs]
         if menu.mode == "search-visit" and targets:
             docs = budget.take([label for label, _ in targets], keep=0)
             if docs:
-                branches.append(_object({"name": _enum(["visit"]), "doc": _enum(docs)}))
+                branches.append(named("visit", {"doc": _enum(docs)}))
         elif menu.mode != "search-visit":
             for label, secs in targets:
-                if budget.values < 2:
+                if budget.values < 3:
                     break  # past strict mode's limit: the older cards are left out
+                budget.values -= 1  # the name
                 taken = budget.take([label, *secs])
-                if len(taken) < 2:
-                    break
                 branches.append(_object({"name": _enum(["fetch"]), "doc": _enum(taken[:1]),
                                          "section": _enum(taken[1:])}))
     if answer_ok:
@@ -258,7 +262,8 @@ def action_json(text: str, mode: str) -> str | None:
 
 def format_note(mode: str) -> str:
     """For the system prompt of a schema server: how the action lines the manual describes
-    are written as JSON (each line's example beside its JSON)."""
+    are written as JSON, each line's example beside its JSON. The same for every step of an
+    episode, so that the server's cached prompt prefix stays valid."""
     read = ('visit: 1 is {"action": {"name": "visit", "doc": "1"}}' if mode == "search-visit"
             else 'fetch: 1 | infobox is {"action": {"name": "fetch", "doc": "1", '
                  '"section": "infobox"}}')

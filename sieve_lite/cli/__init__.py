@@ -4,8 +4,9 @@ One package, one module per command group (``collection``: build, info; ``search
 fetch; ``ask``: the agent; ``model``: list, get, check; ``eval``: the evaluation; ``config``;
 ``mcp``; ``verify``: verify, get; ``update``: add, remove). Command modules import only the
 shared underscore modules (``_common``: exit codes, arguments, output plumbing; ``_render``:
-which renderer runs for which format; ``_spinner``; ``_progress``: download progress); this module imports them and registers each command in
-``COMMANDS``, the one place commands are added. The library never imports this package.
+which renderer runs for which format; ``_spinner``; ``_progress``: download progress); this
+module imports them and registers each command in ``COMMANDS``, the one place commands are
+added. The library never imports this package.
 
 Typed errors become one line on stderr and an exit code here, in ``SieveGroup`` and ``main``,
 and nowhere else. ``docs/cli.md`` is generated from these commands (``reference.py``).
