@@ -2,10 +2,11 @@
 long run: its chat template, its context, the constraint it honours (checked, as before a
 run), prompt and generation speed, and the profile it gets.
 
-The speed is two requests with fresh prompts (a nonce in front, so no server reuses a cached
-prefix): one that generates a single token (prompt tokens over its seconds is the prompt
-speed), and one that generates up to 64 (the extra tokens over the extra seconds is the
-generation speed). Both are unconstrained: they time the model, not a grammar.
+The speed is two requests (after one that warms the model up) with fresh prompts (a nonce
+in front, so no server reuses a cached prefix): one that generates a single token (prompt
+tokens over its seconds is the prompt speed), and one that generates up to 64 (the extra
+tokens over the extra seconds is the generation speed). Both are unconstrained: they time
+the model, not a grammar.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def measure_speed(backbone: Any) -> tuple[float | None, float | None]:
         return backbone.complete([{"role": "user", "content": text}], max_tokens=max_tokens,
                                  call=call)
 
+    ask(1, 89)  # a first call pays for warming up (threads, buffers): not timed
     one = ask(1, 90)
     more = ask(SPEED_TOKENS, 91)
     prompt = one.prompt_tokens / one.seconds if one.seconds > 0 and one.prompt_tokens else None
