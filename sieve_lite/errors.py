@@ -89,6 +89,18 @@ class ModelError(SieveError):
     """A language-model backbone failed (cannot load, HTTP error, context overflow)."""
 
 
+class ConstraintIgnored(ModelError):
+    """A model server that does not honour the constraint it was sent (its reply to a check
+    did not fit it): the run would be unconstrained, so it does not start."""
+
+
+class DamagedModel(ModelError):
+    """A downloaded model file that is not what was asked for (another checksum, not a GGUF
+    file): it is not kept. The file is the problem: exit code 3."""
+
+    exit_code = 3
+
+
 class QuestionError(SieveError):
     """An evaluation questions file that cannot be used (bad line, repeated id, ...), or an
     evaluation output folder that holds a different run."""

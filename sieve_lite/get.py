@@ -16,8 +16,10 @@
    fails is deleted and refused with ``DamagedCollection`` (exit 3), so the next run fetches
    it afresh.
 
-Downloads use the standard library's ``urllib.request``: nothing new to install, proxies from
-the environment honoured.
+Steps 3 and 4 are ``fetch_file``, which ``sieve-lite model get`` uses too (with a GGUF check
+instead of ``verify``): one download code for every file sieve-lite fetches. Downloads use
+the standard library's ``urllib.request``: nothing new to install, proxies from the
+environment honoured.
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ def _request(url: str, headers: dict[str, str] | None = None) -> urllib.request.
                                                 **(headers or {})})
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, in hex."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
@@ -178,22 +181,40 @@ def _size(path: Path) -> str:
     return f"{path.stat().st_size:,} bytes" if path.exists() else "0 bytes"
 
 
-def get_collection(source: str, out: str | os.PathLike[str], *, sha256: str | None = None,
-                   force: bool = False, progress: Progress | None = None) -> GetReport:
-    """Download or copy the collection at ``source`` to ``out`` (see the module docstring)."""
-    from .verify import verify
+def parse_sha256(value: str | None) -> str | None:
+    """A ``--sha256`` value as 64 lowercase hex digits (None stays None)."""
+    if value is None:
+        return None
+    value = value.strip().lower()
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise OutputError(f"--sha256 {value[:80]!r} is not 64 hex digits")
+    return value
 
-    out_path = Path(out)
-    check_output(out_path, force=force)
-    if sha256 is not None:
-        sha256 = sha256.strip().lower()
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise OutputError(f"--sha256 {sha256[:80]!r} is not 64 hex digits")
-    expected, origin = (sha256, "given") if sha256 else (_index_checksum(source), "index.json")
-    if expected is None:
-        origin = "none"
-    part = out_path.with_name(f".{out_path.name}.part")
-    note = out_path.with_name(f".{out_path.name}.part.json")
+
+@dataclass
+class Fetched:
+    """A file ``fetch_file`` kept."""
+
+    bytes: int
+    sha256: str
+    resumed_from: int
+
+
+def fetch_file(source: str, out: Path, *, sha256: str | None, refuse: Callable[[str], Exception],
+               check: Callable[[Path], str | None] | None = None,
+               progress: Progress | None = None) -> Fetched:
+    """Download (or copy) ``source`` to ``out``, checked before it is kept.
+
+    The bytes go to ``.NAME.part`` beside ``out``; an http(s) download cut off keeps the part
+    and a note of its URL and validators (``.NAME.part.json``), and the next call for the same
+    URL resumes it with a ``Range`` request (a server that ignores ranges sends it all again;
+    a file changed on the server starts over). The part must have the ``sha256`` given (when
+    one is), and ``check(part)`` must return None (else it returns why the file is not what
+    was asked for). A part that fails either is deleted, and ``refuse(why)`` is raised; one
+    that passes is renamed onto ``out``, atomically. Used by ``get`` (collections) and
+    ``sieve-lite model get`` (GGUF models)."""
+    part = out.with_name(f".{out.name}.part")
+    note = out.with_name(f".{out.name}.part.json")
     resumed = 0
     if urllib.parse.urlsplit(source).scheme in ("http", "https"):
         resumed = _download(source, part, note, progress)
@@ -206,22 +227,51 @@ def get_collection(source: str, out: str | os.PathLike[str], *, sha256: str | No
         with open(path, "rb") as src, open(part, "wb") as dst:
             _copy(src, dst, 0, total, progress)
 
-    def refuse(why: str) -> DamagedCollection:
+    def fail(why: str) -> Exception:
         part.unlink(missing_ok=True)
         note.unlink(missing_ok=True)
+        return refuse(why)
+
+    digest = file_sha256(part)
+    if sha256 and digest != sha256:
+        raise fail(f"has sha256 {digest}, not the expected {sha256}")
+    if check is not None:
+        why = check(part)
+        if why:
+            raise fail(why)
+    size = part.stat().st_size
+    os.replace(part, out)
+    note.unlink(missing_ok=True)
+    return Fetched(size, digest, resumed)
+
+
+def get_collection(source: str, out: str | os.PathLike[str], *, sha256: str | None = None,
+                   force: bool = False, progress: Progress | None = None) -> GetReport:
+    """Download or copy the collection at ``source`` to ``out`` (see the module docstring)."""
+    from .verify import verify
+
+    out_path = Path(out)
+    check_output(out_path, force=force)
+    sha256 = parse_sha256(sha256)
+    expected, origin = (sha256, "given") if sha256 else (_index_checksum(source), "index.json")
+    if expected is None:
+        origin = "none"
+
+    def sound(part: Path) -> str | None:
+        report = verify(part)
+        if report.ok:
+            return None
+        failed = next(c for c in report.checks if c.ok is False)
+        return f"is not a sound collection: {failed.name}: {failed.detail}"
+
+    def refuse(why: str) -> DamagedCollection:
+        if why.startswith("has sha256"):
+            why += f" ({origin})"
         return DamagedCollection(f"{source} {why}; it was not saved")
 
-    digest = _sha256(part)
-    if expected and digest != expected:
-        raise refuse(f"has sha256 {digest}, not the expected {expected} ({origin})")
-    report = verify(part)
-    if not report.ok:
-        failed = next(c for c in report.checks if c.ok is False)
-        raise refuse(f"is not a sound collection: {failed.name}: {failed.detail}")
-    size = part.stat().st_size
-    os.replace(part, out_path)
-    note.unlink(missing_ok=True)
-    return GetReport(str(out_path), source, size, digest, origin, resumed)
+    got = fetch_file(source, out_path, sha256=expected, refuse=refuse, check=sound,
+                     progress=progress)
+    return GetReport(str(out_path), source, got.bytes, got.sha256, origin, got.resumed_from)
 
 
 def index_entry(path: Path) -> dict[str, Any]:
@@ -232,7 +282,7 @@ def index_entry(path: Path) -> dict[str, Any]:
     with sieve_lite.open(path) as coll:
         m = coll.meta
         entry = {"name": m.name or path.stem, "file": path.name,
-                 "bytes": path.stat().st_size, "sha256": _sha256(path),
+                 "bytes": path.stat().st_size, "sha256": file_sha256(path),
                  "description": m.description, "version": m.version, "license": m.license,
                  "documents": m.documents, "sections": m.sections,
                  "schema_version": m.schema_version, "embed_model": m.embed_model or None,
@@ -257,4 +307,5 @@ if __name__ == "__main__":  # python -m sieve_lite.get FOLDER: (re)write FOLDER/
     print(write_index(Path(sys.argv[1] if len(sys.argv) > 1 else "collections")))
 
 
-__all__ = ["GetReport", "get_collection", "index_entry", "write_index"]
+__all__ = ["Fetched", "GetReport", "fetch_file", "file_sha256", "get_collection", "index_entry",
+           "parse_sha256", "write_index"]

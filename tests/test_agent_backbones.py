@@ -112,7 +112,7 @@ def llama_server():
     """A real llama_cpp.server on a free loopback port, with the default GGUF."""
     port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--verbose",
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--verbose",
            "False"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_WAIT_POLICY="passive")
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
@@ -174,3 +174,19 @@ def test_http_backbone_against_llama_cpp_server(llama_server: str, mini_db: Path
         HttpBackbone(llama_server.replace("/v1", "/nope"), timeout=10).complete(
             [{"role": "user", "content": "x"}], max_tokens=4)
     assert "HTTP 404" in str(err.value)
+
+
+def test_ask_over_a_real_llama_cpp_server_answers_as_in_process(llama_server: str) -> None:
+    """``sieve-lite ask --backbone`` on a real ``python -m llama_cpp.server`` with the shipped
+    model: recognised, checked, given the small-model profile from the size in its model's
+    name, decoded under the same grammar as in process: PEP 572, cited."""
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-c", "from sieve_lite.cli import main; main()", "ask",
+           str(root / "collections" / "peps.db"), "Which PEP introduced the walrus operator?",
+           "--backbone", llama_server, "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["answer"] == "PEP 572" and out["citations"][0]["doc"] == "pep-0572"
+    assert out["accounting"]["parse_failures"] == 0

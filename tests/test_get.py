@@ -18,7 +18,7 @@ import pytest
 
 import sieve_lite
 from sieve_lite.errors import DamagedCollection, DownloadError, OutputError
-from sieve_lite.get import _sha256, get_collection, index_entry, write_index
+from sieve_lite.get import file_sha256, get_collection, index_entry, write_index
 
 ROOT = Path(__file__).resolve().parents[1]
 PEPS = ROOT / "collections" / "peps.db"  # 19 MB: big enough to cut a download in the middle
@@ -99,7 +99,7 @@ def test_get_checks_against_index_and_renames(served, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["format"] == 1 and report["checksum"] == "index.json"
-    assert report["sha256"] == _sha256(PEPS) and report["resumed_from"] == 0
+    assert report["sha256"] == file_sha256(PEPS) and report["resumed_from"] == 0
     assert out.read_bytes() == PEPS.read_bytes()
     assert leftovers(tmp_path) == []
     with sieve_lite.open(out) as coll:
@@ -111,7 +111,7 @@ def test_get_a_path_and_a_file_url(tmp_path: Path) -> None:
     report = get_collection(str(PEPS), out)
     assert report.checksum == "index.json"  # collections/index.json beside the file
     out2 = tmp_path / "b.db"
-    assert get_collection(PEPS.as_uri(), out2, sha256=_sha256(PEPS)).checksum == "given"
+    assert get_collection(PEPS.as_uri(), out2, sha256=file_sha256(PEPS)).checksum == "given"
     assert out.read_bytes() == out2.read_bytes() == PEPS.read_bytes()
 
 
@@ -163,13 +163,13 @@ def test_cut_off_download_resumes(tmp_path: Path, ranges: bool) -> None:
                 server.stop()  # the server dies with most of the file still unsent
 
         with pytest.raises(DownloadError, match="run the same command again to resume"):
-            get_collection(server.url("peps.db"), out, sha256=_sha256(PEPS),
+            get_collection(server.url("peps.db"), out, sha256=file_sha256(PEPS),
                            progress=kill_early)
         part = tmp_path / ".got.db.part"
         kept = part.stat().st_size
         assert 1 << 20 <= kept < PEPS.stat().st_size and not out.exists()
         server.start()
-        report = get_collection(server.url("peps.db"), out, sha256=_sha256(PEPS))
+        report = get_collection(server.url("peps.db"), out, sha256=file_sha256(PEPS))
     finally:
         server.stop()
     # http.server ignores Range and sends it all again; the range server sends the rest.

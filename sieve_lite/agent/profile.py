@@ -5,7 +5,8 @@ vocabulary-only load): the chat template, the parameter count (``general.size_la
 llama.cpp's count) and the context length it was trained for. ``LlamaBackbone`` uses it to
 refuse a file without a chat template in one line, before the weights are read.
 
-``budgets_for(params, n_ctx)`` picks the harness for a model of that size. A model of a few
+``budgets_for(params, n_ctx, capable=None)`` picks the harness for a model of that size (or,
+when the size is unknown, for what a probe of the model showed). A model of a few
 hundred million parameters cannot plan or write a useful query, so it gets short prompts and
 cards, a handful of steps, reads cut to a few hundred tokens around the question's words,
 searches offered as whole lines (no free query), and no thought line. A model of billions of
@@ -128,11 +129,16 @@ class Budgets:
     choice: str = ""
 
 
-def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None) -> Budgets:
-    """Budgets that fit a model of ``params`` parameters and an ``n_ctx`` window. ``None``
-    (an HTTP server: size unknown) gets the large-model budgets: whoever runs a server
-    usually runs a model bigger than the one we ship."""
+def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None, *,
+                capable: bool | None = None) -> Budgets:
+    """Budgets that fit a model of ``params`` parameters and an ``n_ctx`` window: what the
+    model does, not where it runs (a GGUF's metadata, or what its server reports). When the
+    size is unknown, ``capable`` is the verdict of a short probe of the model
+    (``probe.check_capability``): a model that failed it gets the small-model harness; one
+    that passed, or was not probed, the large-model budgets."""
     b = base or Budgets()
+    if params is None and capable is False:
+        params = SMALL_PARAMS // 2  # behaves like a small model: held to small menus
     if params is not None and params < SMALL_PARAMS:
         return replace(b, k=3, max_steps=3, read_tokens=min(240, n_ctx // 8), compact=True,
                        sections_shown=3, thought_chars=0, free_search=False, stall_limit=2,
@@ -145,5 +151,19 @@ def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None) -> 
     return replace(b, k=5, max_steps=100, read_tokens=12_000, thought_chars=160)
 
 
+def profile_name(params: int | None, capable: bool | None = None) -> str:
+    """The profile ``budgets_for`` picks, in words (``sieve-lite model check``)."""
+    if params is None and capable is False:
+        return "small (size unknown; failed the capability probe)"
+    if params is None:
+        return ("large (size unknown; passed the capability probe)" if capable else
+                "large (size unknown)")
+    if params < SMALL_PARAMS:
+        return "small (under 1B parameters)"
+    if params < 10 * SMALL_PARAMS:
+        return "medium (1B to 10B parameters)"
+    return "large (10B parameters or more)"
+
+
 __all__ = ["ModelFacts", "SMALL_PARAMS", "budgets_for", "model_facts", "parse_size_label",
-           "read_metadata"]
+           "profile_name", "read_metadata"]

@@ -5,6 +5,7 @@ this; it never touches the CLI."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +20,8 @@ def episode_setup(coll: Any, bb: Any, mode: str, ranker: str | None = None,
     from .profile import budgets_for
     from .tools import CollectionTools
 
-    bud = budgets or budgets_for(model_size(bb), bb.n_ctx)
+    bud = budgets or budgets_for(model_size(bb), bb.n_ctx,
+                                 capable=getattr(bb, "capable", None))
     extra = {k: v for k, v in (overrides or {}).items() if v is not None}
     if extra:
         bud = replace(bud, **extra)
@@ -40,13 +42,16 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
                  transcript: str | os.PathLike[str] | None = None, live: Any = False,
                  overrides: dict[str, Any] | None = None, budgets: Any = None,
                  backbone_obj: Any = None, verbose: bool = False,
-                 ray: str | None = None) -> Any:
+                 ray: str | None = None, allow_unconstrained: bool = False,
+                 warn: Callable[[str], None] | None = None) -> Any:
     """Open the collection, make the backbone, build the manual, run one episode.
 
     ``live`` is False, True (a live view on stderr) or an event sink of the caller's.
     ``overrides`` are budget fields to set over the model's defaults (``max_steps``, ``k``,
     ``read_tokens``, ``thought_chars``, ``seed``, ``span_answer``, ...).
-    ``ray``: serve a sharded collection from Ray actors (an address, or "local")."""
+    ``ray``: serve a sharded collection from Ray actors (an address, or "local").
+    ``allow_unconstrained``: run on a server that ignores the constraint (tolerant parsing);
+    ``warn`` is told so (``make_backbone``)."""
     import sieve_lite
 
     from .backbones import make_backbone
@@ -60,7 +65,8 @@ def run_question(db: str | os.PathLike[str], question: str, *, model: Any = None
     else:
         opened = sieve_lite.open(db)
     with opened as coll:
-        bb = backbone_obj or make_backbone(str(model) if model else None, backbone, n_ctx=n_ctx)
+        bb = backbone_obj or make_backbone(str(model) if model else None, backbone, n_ctx=n_ctx,
+                                           allow_unconstrained=allow_unconstrained, warn=warn)
         bud, tools, manual = episode_setup(coll, bb, mode, ranker, overrides, budgets)
         warm(tools)
         sinks = []

@@ -206,9 +206,17 @@ class Episode:
     def answered(self) -> bool:
         return self.answer != NO_ANSWER
 
+    @property
+    def parse_failures(self) -> int:
+        """Model replies that could not be read as an action at all (what a constraint
+        prevents; counted for runs on a server that ignores it)."""
+        return sum(1 for s in self.steps if s.index > 0 and s.action is None)
+
     def to_json(self) -> dict[str, Any]:
         # No answer is null (with the reason in "no_answer"), never a string that could be
         # mistaken for one.
+        accounting = self.accounting.to_json()
+        accounting["parse_failures"] = self.parse_failures
         return {"question": self.question, "mode": self.mode,
                 "answer": self.answer if self.answered else None,
                 "answered": self.answered,
@@ -216,4 +224,4 @@ class Episode:
                                                          or "no answer"),
                 "citations": [asdict(c) for c in self.citations],
                 "evidence": self.evidence,
-                "accounting": self.accounting.to_json()}
+                "accounting": accounting}

@@ -1,11 +1,12 @@
 """The command line: each command parses options, calls one library function, and renders.
 
 One package, one module per command group (``collection``: build, info; ``search``: search,
-fetch; ``ask``: the agent; ``eval``: the evaluation; ``config``; ``mcp``; ``verify``: verify,
-get; ``update``: add, remove). Command modules import only the shared underscore modules
-(``_common``: exit codes, arguments, output plumbing; ``_render``: which renderer runs for
-which format; ``_spinner``); this module imports them and registers each command in
-``COMMANDS``, the one place commands are added. The library never imports this package.
+fetch; ``ask``: the agent; ``model``: list, get, check; ``eval``: the evaluation; ``config``;
+``mcp``; ``verify``: verify, get; ``update``: add, remove). Command modules import only the
+shared underscore modules (``_common``: exit codes, arguments, output plumbing; ``_render``:
+which renderer runs for which format; ``_spinner``; ``_progress``: download progress); this
+module imports them and registers each command in ``COMMANDS``, the one place commands are
+added. The library never imports this package.
 
 Typed errors become one line on stderr and an exit code here, in ``SieveGroup`` and ``main``,
 and nowhere else. ``docs/cli.md`` is generated from these commands (``reference.py``).
@@ -26,6 +27,7 @@ from . import collection as _collection
 from . import config as _config
 from . import eval as _eval
 from . import mcp as _mcp
+from . import model as _model
 from . import search as _search
 from . import serve as _serve
 from . import update as _update
@@ -110,7 +112,7 @@ def cli() -> None:
 
 COMMANDS: tuple[click.Command, ...] = (
     _collection.build, _collection.info, _search.search, _search.fetch, _ask.ask,
-    _config.config, _mcp.mcp, _serve.serve,
+    _config.config, _mcp.mcp, _serve.serve, _model.model,
     _verify.verify, _verify.get, _update.add, _update.remove,
     _eval.eval_,
 )

@@ -58,6 +58,13 @@ def note(message: str) -> None:
     click.echo(f"note: {message}", err=True)
 
 
+def warning(message: str) -> None:
+    """A warning (the run goes on, but not as it should): one line on stderr."""
+    from ..display import clean
+
+    click.echo(f"warning: {' '.join(clean(message).split())}", err=True)
+
+
 # ---------------------------------------------------------------------------------- output
 def _piped_default(choices: tuple[str, ...], piped: str | None) -> str:
     return piped or ("compact" if "compact" in choices else choices[0])

