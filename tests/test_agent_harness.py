@@ -52,7 +52,11 @@ def test_seed_step_runs_in_every_mode(coll, mode: str) -> None:
                         events=events, suggest=False)
     seed = ep.steps[0]
     assert seed.index == 0 and seed.info["seed"] and seed.reply == ""
-    assert seed.info["engine_query"] == "which OR pep OR introduced OR the OR walrus OR operator"
+    if mode == "sieve":  # the planner's: the content words the collection holds, ranked
+        assert seed.info["plan"] == seed.info["engine_query"] == "pep OR walrus OR operator"
+    else:
+        assert seed.info["engine_query"] == \
+            "which OR pep OR introduced OR the OR walrus OR operator"
     assert seed.info["hits"][0]["id"] == "pep-0572"
     # in the transcript, in the accounting (a search, engine time, not a model step)
     assert [e["index"] for e in events if e["event"] == "step"] == [0, 1, 2]
@@ -62,7 +66,9 @@ def test_seed_step_runs_in_every_mode(coll, mode: str) -> None:
     # the model saw the cards before its first call, in the question's message
     first = bb.calls[0]["messages"]
     assert first[1]["role"] == "user" and first[1]["content"].startswith(f"Question: {Q}")
-    assert "Results of a search for the question's words" in first[1]["content"]
+    head = ("Results of the search planned from the question" if mode == "sieve" else
+            "Results of a search for the question's words")
+    assert head in first[1]["content"]
     assert ep.answer == "NAME := expr" and ep.accounting.grounded
 
 

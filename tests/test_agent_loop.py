@@ -106,8 +106,10 @@ def run(coll, replies: list[str], mode: str = "sieve", n_ctx: int = 8192,
         manual: str = MANUAL, question: str = "Which PEP introduced the walrus operator?",
         events: list | None = None, **budgets):
     bb = ScriptedBackbone(replies, n_ctx=n_ctx)
-    # The paths of the loop itself: no seed, suggestions or span rule unless a test asks.
-    budgets = {"seed": False, "suggest": False, "span_answer": False, **budgets}
+    # The paths of the loop itself: no seed, suggestions, span rule or narrowed reads unless
+    # a test asks.
+    budgets = {"seed": False, "suggest": False, "span_answer": False, "narrow": False,
+               **budgets}
     agent = Agent(bb, CollectionTools(coll, mode), manual, Budgets(**budgets),
                   on_event=events.append if events is not None else None)
     ep = agent.run(question)

@@ -89,9 +89,30 @@ def test_date_phrases() -> None:
     assert [c.bql for c in date_clauses("What changed before 2010?")] == ["date[<2010]"]
 
 
-def test_no_plan_without_a_stated_constraint(dbs: dict) -> None:
+def test_a_question_without_a_stated_constraint_still_gets_a_plan(dbs: dict) -> None:
+    """No name, date, number or quote: the plan is the question's content words (never its
+    stopwords), ranked; a name written with capitals selects; a run of words that is a
+    title here becomes a title phrase, checked against the ranker."""
     with sieve_lite.open(dbs["peps"]) as c:
-        assert plan(c, "which proposal changed how division works") is None
+        p = plan(c, "which proposal changed how division works")
+        assert p is not None and p.query == "proposal OR changed OR division OR works"
+        assert not {"which", "how"} & set(p.query.lower().split())
+        p = plan(c, "Who wrote the proposal for changing the division operator?")
+        assert p is not None and '"changing the division operator"[title]' in p.query
+        assert c.search(p.query, k=1).results[0].id == "pep-0238"
+        assert "is a title here" in p.why
+        # no question word at all: no plan (step 0 then ranks the words)
+        assert plan(c, "what is it?") is None
+
+
+def test_a_date_only_dates_the_document_when_the_question_says_so(dbs: dict) -> None:
+    with sieve_lite.open(dbs["peps"]) as c:
+        stated = {cl.bql for cl in clauses(c, "What did the 2017 proposal about dataclasses "
+                                            "say?")}
+        assert "date[2017]" in stated
+        about = {cl.bql for cl in clauses(c, "What would the Python released in 2026 be "
+                                           "called?")}
+        assert "date[2026]" not in about
 
 
 LINKED = [

@@ -352,12 +352,13 @@ class Agent:
                                         "read_key": (res.doc, OUTLINE)}, True)
         self.full_text[(res.doc, name)] = res.text
         reading = self._narrow(res.doc, name, res.text if section else text, step)
-        if reading is not None and section:
-            # the sentences that can answer, not the whole section (a visit keeps its page)
-            text, cut = reading.text(), True
+        if reading is not None and section and cut:
+            # a section longer than the read budget: the sentences that match the question,
+            # not a window of it (a visit keeps its page, cut as before)
+            cap = self._read_cap()
+            text = reading.text(lambda t: self.backbone.count_tokens(t) <= cap)
             tokens = self.backbone.count_tokens(text)
-            step.info.update({"tokens": tokens, "cut": True,
-                              "narrowed": [s.index for s in reading.sentences]})
+            step.info.update({"tokens": tokens, "narrowed": True})
         self.read[(res.doc, name)] = step.index
         if res.pages:
             self.read_pages[(res.doc, name)] = res.pages
@@ -366,7 +367,7 @@ class Agent:
         # links come from the whole section: the excerpt shown may have cut the header line
         link = self._follow(res.doc, res.text, step) if self.mode == "sieve" else ""
         note = ""
-        if reading is not None and section:
+        if reading is not None and section and cut:
             note = " [the sentences that match the question]"
         elif cut:
             note = " [an excerpt: the rest is not shown]"

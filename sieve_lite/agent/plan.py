@@ -55,7 +55,7 @@ many much long big large old far often tall high wide
 MAX_PHRASE = 5          # words in a found phrase
 MAX_FOUND = 3           # found phrases kept (longest first)
 MAX_FOUND_SHARE = 0.01  # ... each admitting at most this share of the documents
-MAX_SELECT_SHARE = 0.2  # a keyword in more section texts than this only ranks
+MAX_SELECT_SHARE = 0.2  # a keyword in more documents than this only ranks
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,7 @@ def _phrase(ws: list[str] | tuple[str, ...]) -> str:
 
 def date_clauses(question: str | Question) -> list[Clause]:
     """The dates a question names, as BQL date atoms."""
-    return [Clause(f"date[{d.value}]", "date", d.why) for d in analyze(question).dates
-            if d.of_document]
+    return [Clause(f"date[{d.value}]", "date", d.why) for d in analyze(question).dates]
 
 
 def clauses(coll: Any, question: str | Question) -> list[Clause]:
@@ -155,8 +154,11 @@ def clauses(coll: Any, question: str | Question) -> list[Clause]:
             if add(Clause(f"{_phrase(ws)}[author]", "author", f"{name} as an author")):
                 taken.add(" ".join(ws))
     if "date" in fields:
-        for c in date_clauses(q):
-            add(c)
+        # only a date of the document itself ('the 2024 proposal', 'created in May 2020'),
+        # not one the question talks about ('the Python released in 2026')
+        for c, d in zip(date_clauses(q), q.dates, strict=True):
+            if d.of_document:
+                add(c)
     return out
 
 
@@ -250,23 +252,23 @@ def conjunction_words(coll: Any, question: str | Question, inside: set[str]
     lacks. In the question's order."""
     q = analyze(question)
     select, rank = [], []
+    asked = q.target.nouns  # 'Which PEP ...': the kind of thing asked for selects nothing
     for w in q.content:
         if w in _FORM_WORDS or w in inside or w in ("and", "or", "not"):
             continue
         if not w.isdigit() and len(w) < 2:
             continue
-        df = _doc_freq(coll, w)
-        if df > 0:
-            # a name most documents hold ('Python' among PEPs) selects nothing
-            (select if w in q.keywords and df <= _common(coll) else rank).append(w)
+        if _doc_freq(coll, w) > 0:
+            # a name many documents hold ('Python' among PEPs) selects nothing
+            (select if w in q.keywords and w not in asked and not _common(coll, w)
+             else rank).append(w)
     return select, rank
 
 
-def _common(coll: Any) -> int:
-    """Section texts (or titles) past which a word is too common to select by."""
-    from ..store import reads
-
-    return max(1, int(MAX_SELECT_SHARE * reads.section_count(coll.conn)))
+def _common(coll: Any, word: str) -> bool:
+    """Whether more than ``MAX_SELECT_SHARE`` of the documents hold ``word``."""
+    docs = max(1, int(getattr(coll, "documents", 0) or 0))
+    return _admits(coll, word) > MAX_SELECT_SHARE * docs
 
 
 def plan(coll: Any, question: str | Question, max_clauses: int = 4,

@@ -129,16 +129,25 @@ class Reading:
     sentences: list[Sentence]
     candidates: list[Candidate] = field(default_factory=list)
 
-    def text(self) -> str:
-        """The sentences shown, in the text's order, '…' where text was left out."""
-        out: list[str] = []
-        last = -2
-        for s in sorted(self.sentences, key=lambda s: s.index):
-            if out and s.index != last + 1:
-                out.append("…")
-            out.append(s.text)
-            last = s.index
-        return "\n".join(out)
+    def text(self, fits: Callable[[str], bool] | None = None) -> str:
+        """The sentences shown, in the text's order, '…' where text was left out; with
+        ``fits``, only the best ones whose text still fits (always the best one)."""
+        keep = list(self.sentences)
+        if fits is not None:
+            while len(keep) > 1 and not fits(_joined(keep)):
+                keep.pop()  # the worst of those left (sentences are best first)
+        return _joined(keep)
+
+
+def _joined(sentences: Sequence[Sentence]) -> str:
+    out: list[str] = []
+    last = -2
+    for s in sorted(sentences, key=lambda s: s.index):
+        if out and s.index != last + 1:
+            out.append("…")
+        out.append(s.text)
+        last = s.index
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------ sentences
