@@ -42,7 +42,7 @@ CANDIDATE_SENTENCES = 5        # ... candidates are taken from the best (and the
 MAX_CANDIDATES = 8             # candidates offered to the model
 MAX_CANDIDATE_WORDS = 6
 _RRF_K = 60
-DENSE_WEIGHT = 0.6   # the embedding ranking breaks ties of the lexical one (measured: bench/read.py)
+DENSE_WEIGHT = 0.3  # the embedding ranking only breaks ties of the lexical one (bench/read.py)
 
 # Abbreviations after which a period does not end a sentence.
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|No|Nos|Vol|"
