@@ -370,7 +370,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
     if not kind:
         first = _words(text)[:1]
         kind = "yesno" if first and first[0] in _POLAR else "what"
-    if kind == "what" and not nouns and re.search(
+    if kind == "what" and re.search(
             r"\bwhat\s+(?:became|becomes|happened|happens)\s+(?:of|to)\b|\bfate\s+of\b",
             " ".join(q)):
         nouns = ["status"]  # 'What became of the proposal ...?' asks how it ended
