@@ -87,8 +87,8 @@ def test_grammar_cannot_repeat_a_search_or_a_read(coll) -> None:
                             free_search=False, max_steps=1,
                             span_answer=False, question="Who proposed the walrus?")
     agent.budgets.max_steps = 10  # steps left: searching is still worth it
-    agent.suggested = ['"walrus operator"', "walrus[title]"]
-    agent.done[("search", "walrus[title]")] = 1
+    agent.st.suggested = ['"walrus operator"', "walrus[title]"]
+    agent.st.done[("search", "walrus[title]")] = 1
     g = agent._grammar().gbnf()
     assert '"\\"walrus operator\\""' in g and '"walrus[title]"' not in g
     assert "andtop" not in g  # no free query: only the offered ones
@@ -354,8 +354,8 @@ def test_no_search_when_its_results_could_not_be_read(coll) -> None:
     ep, bb, agent = episode(coll, ["fetch: 1 | (intro)", "answer: x\ncite: 1 | (intro)"],
                             suggest=False, max_steps=1, span_answer=False,
                             question="Who proposed the walrus?")
-    agent.read.clear()
-    agent.done.clear()
+    agent.st.read.clear()
+    agent.st.done.clear()
     agent.acc.steps = 0  # one step left, nothing read: fetch only, no search
     g = agent._grammar().gbnf()
     assert g.startswith("root ::= thought? (fetch | answer)") or "search ::=" not in g

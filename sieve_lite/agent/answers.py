@@ -9,6 +9,8 @@ answer it means no answer): no answer is better than one of the wrong kind.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..words import words
@@ -103,5 +105,95 @@ def unsupported(spans: SpanIndex, grounded: Any, question: str, focus: list[str]
             "next to the question's own words in what you read")
 
 
-__all__ = ["ASKS_TITLE", "asks_title", "focus_words", "says_more", "type_mismatch", "unsupported",
-           "whole_title"]
+def match_citations(cites: Sequence[Any], read: Sequence[tuple[str, str]],
+                    rank_to_id: dict[int, str], cite_of: Any) -> tuple[list[Any], list[Any]]:
+    """(valid citations, deduplicated, as read; citations of nothing read). A citation
+    names a document (an id, or a rank of the last result) and a section read in the
+    episode (case and spacing ignored); ``cite_of(doc, section)`` makes the kept one."""
+    good: list[Any] = []
+    bad: list[Any] = []
+    for c in cites:
+        doc = c.doc.strip()
+        if doc.isdigit():  # a rank: resolve against the last result
+            doc = rank_to_id.get(int(doc), doc)
+        norm = " ".join(c.section.split()).casefold()
+        hit = next((cite_of(d, s) for d, s in read
+                    if d == doc and (s == c.section or " ".join(s.split()).casefold() == norm)),
+                   None)
+        if hit is None:
+            bad.append(c)
+        elif hit not in good:
+            good.append(hit)
+    return good, bad
+
+
+class Refused(Exception):
+    """An answer that fails its checks; the message says why (for the model, or as the
+    episode's reason for having no answer)."""
+
+
+@dataclass
+class Checked:
+    """An answer that passed: its text (the whole list item or title), its citations, and
+    notes for the transcript."""
+
+    text: str
+    citations: list[Any]
+    notes: dict[str, Any]
+    grounded: bool
+
+
+def check(text: str, cites: list[Any], question: str, titles: tuple[str, ...],
+          spans: SpanIndex | None, cite_of: Any, prose_answers: bool = True) -> Checked:
+    """Check an answer. Under the span rule (``spans`` given) it must be a span of shown
+    text, supported where it was read (``unsupported``), and it is widened to the whole
+    list item or title; its citations become the reads that hold it (``cite_of(doc,
+    section)`` makes one). Then it must be of the asked type, say more than the question,
+    and cite something. Raises ``Refused``."""
+    from ..words import words
+
+    text = text.strip()
+    notes: dict[str, Any] = {}
+    grounded_any = False
+    if spans is not None:
+        grounded = spans.ground(text)
+        if grounded is None or 2 * grounded.chunks < len(chunk_words(text)):
+            raise Refused("the answer is not a span of any text shown in this episode; "
+                          "copy the answer from what you read")
+        if grounded.trimmed:
+            notes["answer_trimmed_from"] = text
+        as_title = whole_title(grounded.text, question, titles)
+        is_title = asks_title(question) and any(words(as_title) == words(t) for t in titles)
+        # a whole title asked for is supported by being one (its first word may well be a
+        # word of the question: 'Assignment Expressions' for a title mentioning it)
+        why = "" if is_title else unsupported(spans, grounded, question,
+                                               focus_words(question), prose_answers)
+        if why:
+            raise Refused(why)
+        text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
+        text = whole_title(text, question, titles)
+        if text != grounded.text:
+            notes["answer_item_of"] = grounded.text
+        # Cite what really holds the span: the model's citations that do, else the read
+        # sections that do (a span copied from a card only keeps the model's citations).
+        holding = [cite_of(d, s) for d, s in grounded.labels]
+        kept = [c for c in cites if c in holding]
+        if holding and not kept:
+            kept = holding[:1]
+            notes["citation_from_span"] = True
+        cites = kept or cites
+        grounded_any = True
+    mismatch = type_mismatch(text, question, titles)
+    if mismatch:
+        raise Refused(mismatch)
+    if not says_more(text, question):
+        raise Refused(f"the answer {text!r} only repeats words of the question; answer with "
+                      "what you read")
+    if not cites:
+        raise Refused("the answer cites no section read in this episode")
+    return Checked(text, list(cites), notes, grounded_any)
+
+
+__all__ = ["ASKS_TITLE", "Checked", "Refused", "asks_title", "check", "focus_words",
+           "match_citations",
+           "says_more", "type_mismatch", "unsupported", "whole_title"]

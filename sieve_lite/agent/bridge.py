@@ -267,12 +267,33 @@ class Bridge:
     @property
     def answer(self) -> str:
         """The answer when the question asks for the last role's filler ('' otherwise)."""
-        return self.named if self.asks_role and self.answer_doc else ""
+        return self.named if self.asks_role and self._crossed else ""
+
+    # -- the route interface the loop drives (shared with compare.Comparison) --------------
+    def why(self) -> str:
+        return f"{self.name}, then its " + ", then ".join(h.role for h in self.hops)
+
+    def settled(self) -> Any:
+        """The answer when it is the last role's filler, once found (None otherwise: the
+        answer is then chosen from ``answer_doc``)."""
+        from .compare import Verdict
+
+        return Verdict(self.answer, f"the {self.hops[-1].role} of {self.name}") \
+            if self.answer else None
+
+    def sources(self) -> set[str]:
+        """The document that names the answer (its citation)."""
+        return {self.path[-2]} if len(self.path) > 1 else set()
 
     @property
     def answer_doc(self) -> str:
-        """The document the answer is read from, once every role was gone through."""
-        return self.path[-1] if self.done >= len(self.hops) and not self.stuck else ""
+        """The document the answer is read from, once every role was gone through ('' when
+        the answer is the last role's filler itself)."""
+        return self.path[-1] if self._crossed and not self.asks_role else ""
+
+    @property
+    def _crossed(self) -> bool:
+        return self.done >= len(self.hops) and not self.stuck
 
 
 __all__ = ["Bridge", "Hop", "bridge_name", "entity", "relations"]

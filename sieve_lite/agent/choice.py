@@ -176,5 +176,30 @@ def by_grammar(backbone: Any, q: Question | str, text: str, cands: Sequence[Cand
     return choice
 
 
+def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: str,
+           mode: str, titles: tuple[str, ...] = ()) -> Choice:
+    """The model's choice among the candidates of ``readings`` (``read.Reading``; their
+    candidates pooled, best prior first): by likelihood when ``method`` is 'likelihood' and
+    the backbone can score, else under a constraint of the candidates. A chosen candidate of
+    the wrong type, or made only of the question's words, is no answer."""
+    from .answers import says_more, type_mismatch
+
+    q = analyze(q)
+    cands = sorted((c for r in readings for c in r.candidates), key=lambda c: -c.prior)
+    text = "\n".join(r.text() for r in readings)
+    if method == "likelihood" and hasattr(backbone, "score"):
+        got = by_likelihood(backbone, q, text, cands)
+    else:
+        got = by_grammar(backbone, q, text, cands, mode)
+    if got.answer is not None:
+        why = type_mismatch(got.answer.text, q.text, titles)
+        if not why and not says_more(got.answer.text, q.text):
+            why = f"the answer {got.answer.text!r} only repeats words of the question"
+        if why:
+            got.answer, got.why = None, why
+    return got
+
+
 __all__ = ["MIN_LEAD", "MIN_LOGLIK", "MIN_PRIOR", "MIN_SHARE", "OFFERED", "Choice",
-           "by_grammar", "by_likelihood", "combine", "decide", "offered", "reading_messages"]
+           "by_grammar", "by_likelihood", "choose", "combine", "decide", "offered",
+           "reading_messages"]

@@ -366,6 +366,21 @@ class Comparison:
     def verdict(self) -> Verdict | None:
         return decide(self.q, {s: t for s, t in self.text_of.items() if t}, self.entities)
 
+    # -- the route interface the loop drives (shared with bridge.Bridge) -------------------
+    stuck = ""        # a comparison never breaks: a side left unread is an unknown value
+    answer_doc = ""   # ... and is not answered by choosing from one document
+
+    def why(self) -> str:
+        return "it compares " + " and ".join(self.doc_of)
+
+    def settled(self) -> Verdict | None:
+        """The answer once every subject was read (None: not settled)."""
+        return None if self.leads() else self.verdict()
+
+    def sources(self) -> set[str]:
+        """The documents the answer rests on (its citations)."""
+        return set(self.doc_of.values())
+
 
 def _titled(coll: Any, name: str) -> str | None:
     """The document titled ``name`` (its words), else the best one with it in its title."""

@@ -5,14 +5,9 @@ Budgets: k = 5 results per search, at most ``max_steps`` (100) model steps, each
 reaches 90% of the context window, or the step cap is hit, the loop asks for a final answer;
 if the model still calls a tool, the answer is forced by prefilling ``answer: ``.
 
-Trimming policy (stated, deterministic): the manual, the question, every action the model
-wrote and the newest observation are never trimmed. When the prompt passes 75% of the window,
-the oldest observations are replaced by one-line stubs (a read keeps its id, section and size;
-a result list keeps its ranks, ids and titles) until the prompt is back under 50% -- the
-hysteresis keeps trims rare, which matters because a trim invalidates the model's KV cache from
-that point on. A stubbed read may be fetched again without counting as a repeat. Only when
-that is not enough does the 90% rule end the episode. The final-answer request itself may stub
-the newest observation too, so that the request always fits.
+The conversation and its trimming policy are ``context.py``'s; prose reads are narrowed by
+``read.py`` and small models choose among their candidates (``choice.py``); comparisons and
+bridges are read along the engine's route (``compare.py``, ``bridge.py``).
 
 Every answer the model gives on its own must cite a section it read in this episode (an
 answer before any read is refused; only the forced final answer may come without a citation).
@@ -28,20 +23,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from ..errors import QueryError, SectionError
-from ..words import words
-from .answers import asks_title, focus_words, says_more, type_mismatch, unsupported, whole_title
+from .answers import Refused, check, focus_words, match_citations
 from .backbones import Backbone, Message
 from .bridge import Bridge
-from .choice import by_grammar, by_likelihood
+from .choice import choose
 from .compare import Comparison, is_comparison
+from .context import Conversation, cap, read_cap
 from .profile import Budgets
 from .question import Question, analyze
 from .read import Reading, nlp, read_for, reader_for
-from .spans import Source, SpanIndex, answer_starts, chunk_words, keyed_values
+from .spans import Source, SpanIndex, keyed_values, shown, span_rules
+from .state import EpisodeState
 from .steps import (
     NO_ANSWER,
     Accounting,
@@ -58,29 +54,14 @@ from .steps import (
 from .syntax import ActionError, Menu, parse_action
 from .tools import (
     WHOLE_DOCUMENT,
-    Hit,
     SearchOutcome,
     Tools,
-    excerpt,
     query_features,
     results_text,
 )
 
 ANSWER_PREFILL = "answer: "
 OUTLINE = "(sections)"
-
-
-@dataclass
-class _Turn:
-    """One message of the conversation, with what trimming needs to know."""
-
-    role: str
-    content: str
-    kind: str                      # system | question | action | observation | instruction
-    step: int = 0
-    stub: str = ""                 # what replaces the content when trimmed ('' = never)
-    read_key: tuple[str, str] | None = None
-    trimmed: bool = False
 
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -107,36 +88,23 @@ class Agent:
         self._t0 = time.perf_counter()
         self.acc = Accounting()
         self.steps: list[Step] = []
-        self.turns: list[_Turn] = []
-        self.last_hits: list[Hit] = []
-        self.cards: dict[str, Hit] = {}             # every card shown, by document id
-        self.seen: dict[str, list[str]] = {}       # doc id -> sections, most recent last
-        # (doc, section) -> step it was read at: everything read in this episode, trimmed or
-        # not, is citable and is never read again.
-        self.read: dict[tuple[str, str], int] = {}
-        self.read_pages: dict[tuple[str, str], str] = {}  # (doc, section) -> 'p. 4–6'
-        self.read_text: dict[tuple[str, str], str] = {}  # what was shown of each read
-        self.done: dict[tuple[str, ...], int] = {}  # call key -> step (repeat detection)
-        self.suggested: list[str] = []              # searches offered (queries.py)
-        self.hop: Any = None                        # the link to follow (hops.Reference)
-        self.titles: dict[str, str] = {}            # doc id -> title, of documents read
+        self.conv = Conversation(self.backbone, self.budgets, self.acc, self._emit)
+        self.st = EpisodeState()
         self._plan: Any = None                      # the planner's query (plan.py)
         self._stall = 0
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
         self.q: Question = analyze(question)
-        self.readings: dict[tuple[str, str], Reading] = {}  # prose reads, narrowed
-        self._chosen: set[tuple[str, str]] = set()  # reads the model already chose from
-        self.full_text: dict[tuple[str, str], str] = {}  # each read's whole text
-        self.comparison: Comparison | None = None  # a question comparing two things
-        self.bridge: Bridge | None = None          # ... or reaching its answer through another
+        # a question comparing two things, or reaching its answer through another: the
+        # documents to read are the engine's (compare.Comparison, bridge.Bridge)
+        self.route: Comparison | Bridge | None = None
         self._focus = focus_words(question)
         if hasattr(self.tools, "focus"):
             self.tools.focus = self._focus
         if hasattr(self.tools, "question_text"):
             self.tools.question_text = question
-        self._add("system", self.manual, "system")
-        self._add("user", f"Question: {question}", "question")
+        self.conv.add("system", self.manual, "system")
+        self.conv.add("user", f"Question: {question}", "question")
         self._emit({"event": "start", "question": question, "mode": self.mode,
                     "backbone": getattr(self.backbone, "name", "?"),
                     "n_ctx": self.backbone.n_ctx, "budgets": asdict(self.budgets),
@@ -154,13 +122,13 @@ class Agent:
             if self._stall >= self.budgets.stall_limit:
                 reason = "no-progress"
                 break
-            prompt = self._fit()
+            prompt = self.conv.fit()
             if prompt >= self.budgets.context_stop * self.backbone.n_ctx:
                 reason = "context"
                 break
-            if self.bridge is not None and self.bridge.stuck:
+            if self.route is not None and self.route.stuck:
                 # what was read answers a question about another thing than the one asked
-                self.acc.no_answer = self.bridge.stuck
+                self.acc.no_answer = self.route.stuck
                 reason = "nothing-left"
                 break
             lead = self._lead()
@@ -200,16 +168,9 @@ class Agent:
             return
         t0 = time.perf_counter()
         found = [s.query for s in suggest(coll, self.question)]
-        if self.mode == "sieve" and self.budgets.plan and is_comparison(self.q):
-            self.comparison = Comparison(coll, self.q, nlp())
-            if not self.comparison.queries:
-                self.comparison = None
-        if self.mode == "sieve" and self.budgets.plan and self.comparison is None:
-            bridge = Bridge(coll, self.q, None)
-            if bridge:
-                bridge.entities = nlp()
-                self.bridge = bridge
-        if self.mode == "sieve" and self.budgets.plan and self.comparison is None:
+        if self.mode == "sieve" and self.budgets.plan:
+            self.route = _route(coll, self.q)
+        if self.mode == "sieve" and self.budgets.plan and self.route is None:
             from .plan import plan
 
             planned = self._plan = plan(coll, self.question)
@@ -217,7 +178,7 @@ class Agent:
                 found = list(dict.fromkeys([*planned.alternatives[:4], *found]))
         if self.mode != "sieve":
             found = list(dict.fromkeys(q for q in (plain(x) for x in found) if q))
-        self.suggested = found
+        self.st.suggested = found
         self.acc.engine_seconds += time.perf_counter() - t0
 
     def _seed(self) -> None:
@@ -228,8 +189,8 @@ class Agent:
             return
         t0 = time.perf_counter()
         planned = None
-        if self.comparison is not None or self.bridge is not None:
-            planned = self._compare_search()
+        if self.route is not None:
+            planned = self._route_search()
         if planned is None and self.mode == "sieve" and self.budgets.plan:
             from .plan import planned_search
 
@@ -247,7 +208,7 @@ class Agent:
         self.acc.seeded = True
         self.acc.searches += 1
         if planned is not None:
-            self.done[("search", _norm_query(res.engine_query))] = 0
+            self.st.done[("search", _norm_query(res.engine_query))] = 0
             ops, used = query_features(res.engine_query)
             self._ops.update(ops)
             self._fields.update(used)
@@ -258,8 +219,8 @@ class Agent:
 
     def _take_hits(self, res: SearchOutcome, step: Step) -> int:
         """Remember a result's cards; returns how many documents are new to the episode."""
-        new = sum(1 for h in res.hits if h.id not in self.cards)
-        self._show(res.hits)
+        new = sum(1 for h in res.hits if h.id not in self.st.cards)
+        self.st.show(res.hits)
         step.info.update({"total": res.total, "fallback": res.fallback,
                           "engine_query": res.engine_query, "notes": res.notes,
                           "clause_counts": res.clause_counts, "new_documents": new,
@@ -267,18 +228,10 @@ class Agent:
                                     "card": h.card, "data": h.data} for h in res.hits]})
         return new
 
-    def _show(self, hits: list[Hit]) -> None:
-        """Cards now on screen: the last result, and every document seen (newest last)."""
-        self.last_hits = hits
-        for h in hits:
-            self.seen.pop(h.id, None)
-            self.seen[h.id] = h.sections
-            self.cards[h.id] = h
-
     # -- one step --------------------------------------------------------------------------
     def _step(self, prompt: int, grammar: Menu | None) -> Answer | None:
         max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
-        comp = self._call(self._messages(), max_tokens, grammar, "")
+        comp = self._call(self.conv.messages(), max_tokens, grammar, "")
         self.acc.steps += 1
         step = Step(index=self._next_index(), reply=comp.text.strip(), action=None,
                     observation="", prompt_tokens=comp.prompt_tokens,
@@ -291,7 +244,7 @@ class Agent:
                 step.info["repair"] = repair
             step.action = action
             if isinstance(action, Answer):
-                if not self.read:
+                if not self.st.read:
                     raise _Mistake("You have read nothing yet, and an answer must cite what "
                                    "you read. Fetch the section that holds the answer, then "
                                    "answer citing it.")
@@ -317,7 +270,7 @@ class Agent:
                 res = self.tools.search(action.query, self.budgets.k)
             finally:
                 step.engine_seconds += time.perf_counter() - t0
-            self.done[key] = step.index
+            self.st.done[key] = step.index
             self.acc.searches += 1
             self.acc.fallbacks += int(res.fallback)
             if self.mode == "sieve":
@@ -340,9 +293,10 @@ class Agent:
             res = self.tools.read(doc_id, section)
         finally:
             step.engine_seconds += time.perf_counter() - t0
-        self.done[key] = step.index
+        self.st.done[key] = step.index
         self.acc.fetches += 1
-        text, tokens, cut = self._cap(res.text)
+        text, tokens, cut = cap(res.text, read_cap(self.budgets, self.backbone.n_ctx),
+                                self.backbone.count_tokens, self._focus)
         name = res.section or OUTLINE
         step.info.update({"doc": res.doc, "title": res.title, "section": name,
                           "tokens": tokens, "cut": cut or res.truncated})
@@ -350,20 +304,20 @@ class Agent:
             head = f"{res.doc} ({res.title}) has these sections (fetch one by name):"
             return (f"{head}\n{text}", {"stub": f"[outline of {res.doc}, step {step.index}]",
                                         "read_key": (res.doc, OUTLINE)}, True)
-        self.full_text[(res.doc, name)] = res.text
+        self.st.full_text[(res.doc, name)] = res.text
         reading = self._narrow(res.doc, name, res.text if section else text, step)
         if reading is not None and section and cut:
             # a section longer than the read budget: the sentences that match the question,
             # not a window of it (a visit keeps its page, cut as before)
-            cap = self._read_cap()
-            text = reading.text(lambda t: self.backbone.count_tokens(t) <= cap)
+            limit = read_cap(self.budgets, self.backbone.n_ctx)
+            text = reading.text(lambda t: self.backbone.count_tokens(t) <= limit)
             tokens = self.backbone.count_tokens(text)
             step.info.update({"tokens": tokens, "narrowed": True})
-        self.read[(res.doc, name)] = step.index
+        self.st.read[(res.doc, name)] = step.index
         if res.pages:
-            self.read_pages[(res.doc, name)] = res.pages
-        self.read_text[(res.doc, name)] = text
-        self.titles[res.doc] = res.title
+            self.st.read_pages[(res.doc, name)] = res.pages
+        self.st.read_text[(res.doc, name)] = text
+        self.st.titles[res.doc] = res.title
         # links come from the whole section: the excerpt shown may have cut the header line
         link = self._follow(res.doc, res.text, step) if self.mode == "sieve" else ""
         note = ""
@@ -382,18 +336,11 @@ class Agent:
         return (f"{head}\n{text}{link}{tail}", {"stub": stub, "read_key": (res.doc, name)},
                 True)
 
-    def _compare_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
-        """Step 0 of a comparison (one search that shows each compared thing's card) or of a
-        bridge (the named entity's title)."""
-        if self.comparison is not None:
-            query = self.comparison.query()
-            names = " and ".join(self.comparison.doc_of)
-            why = f"it compares {names}"
-        else:
-            assert self.bridge is not None
-            query = self.bridge.query()
-            roles = ", then ".join(h.role for h in self.bridge.hops)
-            why = f"{self.bridge.name}, then its {roles}"
+    def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
+        """Step 0 of a route: one search that shows each compared thing's card, or the
+        bridge's named entity."""
+        assert self.route is not None
+        query, why = self.route.query(), self.route.why()
         try:
             res = self.tools.search(query, self.budgets.k)
         except QueryError:
@@ -405,22 +352,17 @@ class Agent:
         """A document the engine reads next without asking the model: each compared thing
         and the person it names in the role compared; a bridge's entity and each document
         its roles lead to. The model has nothing to choose there."""
-        for task in (self.comparison, self.bridge):
-            if task is None:
-                continue
-            for _ in range(4):  # a read may add the next lead
-                pending = [d for d in task.leads() if not self._was_read(d)]
-                if pending:
-                    return pending[0]
-                before = task.leads()
-                for doc in before:
-                    task.on_read(doc, self._full(doc))
-                if task.leads() == before:
-                    break
+        task = self.route
+        for _ in range(4 if task is not None else 0):  # a read may add the next lead
+            pending = [d for d in task.leads() if not self.st.was_read(d)]
+            if pending:
+                return pending[0]
+            before = task.leads()
+            for doc in before:
+                task.on_read(doc, self.st.full(doc))
+            if task.leads() == before:
+                break
         return ""
-
-    def _full(self, doc: str) -> str:
-        return "\n".join(t for (d, _s), t in self.full_text.items() if d == doc)
 
     def _engine_read(self, doc: str) -> None:
         """Read a document's best section as an engine step (no model call)."""
@@ -439,9 +381,8 @@ class Agent:
         except (_Mistake, QueryError, SectionError) as e:
             obs, extra = self._mistake(e, step), {}
         self._record(step, obs, **extra)
-        for task in (self.comparison, self.bridge):
-            if task is not None:
-                task.on_read(doc, self._full(doc))
+        if self.route is not None:
+            self.route.on_read(doc, self.st.full(doc))
 
     def _narrow(self, doc: str, section: str, text: str, step: Step) -> Reading | None:
         """A prose read narrowed to the question (``read.py``): its best sentences and the
@@ -458,7 +399,7 @@ class Agent:
             step.engine_seconds += time.perf_counter() - t0
         if not reading.sentences:
             return None
-        self.readings[(doc, section)] = reading
+        self.st.readings[(doc, section)] = reading
         step.info["candidates"] = [c.text for c in reading.candidates[:8]]
         return reading
 
@@ -467,52 +408,36 @@ class Agent:
         (``choice.py``): by likelihood in process, under a grammar of the candidates over a
         server. Abstaining mid-episode costs the step (the model may read on); at the end it
         means no answer."""
-        if self.comparison is not None:
-            return self._compare(final)
-        keys = sorted(self.readings, key=lambda k: -self.read.get(k, 0))
-        if self.hop is not None and self._was_read(self.hop.doc):
-            keys = [k for k in keys if k[0] == self.hop.doc]
-        if self.bridge is not None and self.bridge.answer:
-            return self._bridged()
-        if self.bridge is not None:
+        if self.route is not None and not self.route.answer_doc:
+            return self._settle()
+        keys = sorted(self.st.readings, key=lambda k: -self.st.read.get(k, 0))
+        if self.st.hop is not None and self.st.was_read(self.st.hop.doc):
+            keys = [k for k in keys if k[0] == self.st.hop.doc]
+        if self.route is not None:
             # the answer is about where the roles lead, not about the entity named
-            keys = [k for k in keys if k[0] == self.bridge.answer_doc]
+            keys = [k for k in keys if k[0] == self.route.answer_doc]
         if not final:
             keys = keys[:1]
-        newest = max(self.read, key=lambda k: self.read[k]) if self.read else None
-        self._chosen.update([*keys, *([newest] if newest else [])])
-        cands = sorted((c for k in keys for c in self.readings[k].candidates),
-                       key=lambda c: -c.prior)
-        text = "\n".join(self.readings[k].text() for k in keys)
+        newest = max(self.st.read, key=lambda k: self.st.read[k]) if self.st.read else None
+        self.st.chosen.update([*keys, *([newest] if newest else [])])
         t0 = time.perf_counter()
-        if hasattr(self.backbone, "score") and self.budgets.choice == "likelihood":
-            choice = by_likelihood(self.backbone, self.q, text, cands)
-            completion = 0
-        else:
-            choice = by_grammar(self.backbone, self.q, text, cands, self.mode)
-            completion = choice.completion_tokens
+        choice = choose(self.backbone, self.q, [self.st.readings[k] for k in keys],
+                        self.budgets.choice, self.mode, tuple(self.st.titles.values()))
         seconds = time.perf_counter() - t0
         self.acc.model_seconds += seconds
         self.acc.llm_calls += 1
         self.acc.steps += 1
-        self.acc.completion_tokens += completion
+        self.acc.completion_tokens += choice.completion_tokens
         step = Step(index=self._next_index(), reply="", action=None, observation="",
                     model_seconds=seconds, info={"choice": choice.to_json(), "final": final})
         answer = None
         if choice.answer is not None:
             c = choice.answer
-            cites = (Citation(c.label[0], c.label[1], self.read_pages.get(c.label, "")),) \
+            cites = (Citation(c.label[0], c.label[1], self.st.read_pages.get(c.label, "")),) \
                 if c.label else ()
-            why = type_mismatch(c.text, self.question, tuple(self.titles.values()))
-            if not why and not says_more(c.text, self.question):
-                why = f"the answer {c.text!r} only repeats words of the question"
-            if why:
-                choice.why, choice.answer = why, None
-            else:
-                answer = Answer(c.text, cites)
-                step.reply = render_action(answer)
-                step.action = answer
-                self.acc.grounded = True
+            answer = step.action = Answer(c.text, cites)
+            step.reply = render_action(answer)
+            self.acc.grounded = True
         if answer is None:
             step.error = f"no answer chosen: {choice.why}"
             if final:
@@ -523,42 +448,28 @@ class Agent:
         self._record(step, "")
         return answer
 
-    def _compare(self, final: bool) -> Answer | None:
-        """The answer to a comparison, from what was read about each thing (``compare.py``):
-        one of the question's options, or yes; none when the texts do not settle it."""
-        assert self.comparison is not None
-        self._chosen.add(("", ""))
+    def _settle(self) -> Answer | None:
+        """A route's own answer (``settled``): the option or yes of a comparison, from what
+        was read about each thing; the name a bridge's last role leads to. Cited where it
+        rests; none when what was read does not settle it."""
+        assert self.route is not None
+        self.st.chosen.add(("", ""))
         t0 = time.perf_counter()
-        verdict = self.comparison.verdict()
+        verdict = self.route.settled()
         step = Step(index=self._next_index(), reply="", action=None, observation="",
                     engine_seconds=time.perf_counter() - t0,
-                    info={"compare": {"answer": verdict.answer if verdict else None,
-                                      "why": verdict.why if verdict else ""}})
+                    info={"route": {"answer": verdict.answer if verdict else None,
+                                    "why": verdict.why if verdict else ""}})
         if verdict is None:
-            self.acc.no_answer = "what was read does not settle the comparison"
+            self.acc.no_answer = "what was read does not settle the question"
             step.error = f"no answer: {self.acc.no_answer}"
             self._record(step, "")
             return None
-        docs = set(self.comparison.doc_of.values())
-        cites = tuple(Citation(d, s, self.read_pages.get((d, s), ""))
-                      for d, s in self.read if d in docs)
+        docs = self.route.sources()
+        cites = tuple(Citation(d, s, self.st.read_pages.get((d, s), ""))
+                      for d, s in self.st.read if d in docs)
         answer = Answer(verdict.answer, cites, verdict.why)
         step.action, step.reply = answer, render_action(answer)
-        self.acc.grounded = True
-        self._record(step, "")
-        return answer
-
-    def _bridged(self) -> Answer:
-        """The answer to 'Who is the R of E?': the name E's text gives in that role, whose
-        own document was found and read (``bridge.py``); cited where it was named."""
-        assert self.bridge is not None
-        self._chosen.add(("", ""))
-        named_in = self.bridge.path[-2]
-        cites = tuple(Citation(d, s, self.read_pages.get((d, s), ""))
-                      for d, s in self.read if d == named_in)
-        answer = Answer(self.bridge.answer, cites)
-        step = Step(index=self._next_index(), reply=render_action(answer), action=answer,
-                    observation="", info={"bridge": self.bridge.path})
         self.acc.grounded = True
         self._record(step, "")
         return answer
@@ -578,44 +489,38 @@ class Agent:
             refs = references(coll, text, doc, self.question)
             step.info["references"] = [{"doc": r.doc, "query": r.query, "key": r.key,
                                         "related": r.related} for r in refs]
-            self.suggested = list(dict.fromkeys([r.query for r in refs] + self.suggested))
-            related = [r for r in refs if r.related and not self._was_read(r.doc)]
-            if not (self.budgets.follow_links and related and self.hop is None):
+            self.st.suggested = list(dict.fromkeys([r.query for r in refs] + self.st.suggested))
+            related = [r for r in refs if r.related and not self.st.was_read(r.doc)]
+            if not (self.budgets.follow_links and related and self.st.hop is None):
                 return ""
-            self.hop = hop = related[0]
+            self.st.hop = hop = related[0]
             res = self.tools.search(hop.query, self.budgets.k)
         finally:
             step.engine_seconds += time.perf_counter() - t0
-        self.done[("search", _norm_query(hop.query))] = step.index
+        self.st.done[("search", _norm_query(hop.query))] = step.index
         self.acc.searches += 1
-        self._show(res.hits)
+        self.st.show(res.hits)
         step.info["hop"] = {"doc": hop.doc, "query": hop.query, "total": res.total,
                             "hits": [h.id for h in res.hits]}
         return link_text(hop, res.hits)
 
-    def _was_read(self, doc: str) -> bool:
-        return any(d == doc for d, _s in self.read)
-
-    def _hop_pending(self) -> bool:
-        return self.hop is not None and not self._was_read(self.hop.doc)
-
     def _hop_grammar(self) -> Menu:
         """The next reply while a link is being followed: its search, then a read of the
         linked document; no answer yet (the question asks about the linked document)."""
-        hop = self.hop
-        if ("search", _norm_query(hop.query)) not in self.done:
+        hop = self.st.hop
+        if ("search", _norm_query(hop.query)) not in self.st.done:
             return Menu.of(self.mode, self.tools.fields, [], [], uncited_answer=False,
-                                  queries=[hop.query], free_search=False,
-                                  thought_chars=self.budgets.thought_chars)
-        secs = self._unread(hop.doc, self.tools.sections(hop.doc))
+                           queries=[hop.query], free_search=False,
+                           thought_chars=self.budgets.thought_chars)
+        secs = self.st.unread(hop.doc, self.tools.sections(hop.doc), self.mode)
         if self.budgets.sections_shown and hasattr(self.tools, "rank_sections"):
             secs = self.tools.rank_sections(hop.doc, secs)[: self.budgets.sections_shown]
-        label = next((str(h.rank) for h in self.last_hits if h.id == hop.doc), hop.doc)
-        if hop.doc not in self.seen:
-            self.seen[hop.doc] = secs
+        label = next((str(h.rank) for h in self.st.last_hits if h.id == hop.doc), hop.doc)
+        if hop.doc not in self.st.seen:
+            self.st.seen[hop.doc] = secs
         return Menu.of(self.mode, self.tools.fields, [(label, secs)], [],
-                              uncited_answer=False, queries=[], free_search=False,
-                              thought_chars=self.budgets.thought_chars)
+                       uncited_answer=False, queries=[], free_search=False,
+                       thought_chars=self.budgets.thought_chars)
 
     def _search_text(self, res: SearchOutcome) -> str:
         left = self._queries_left() if self.budgets.compact else []
@@ -623,111 +528,49 @@ class Agent:
 
     # -- answers ---------------------------------------------------------------------------
     def _accept(self, action: Answer, step: Step, final: bool) -> Answer:
-        """Check an answer: its citations must be sections read in this episode; under the
-        span rule it must be a span of shown text that says more than the question does.
-        Mid-episode a failed check is a mistake the model is told about; for the final
-        answer it means no answer (``_NoAnswer``)."""
+        """Check an answer (``answers.check``): its citations must be sections read in this
+        episode, and under the span rule it must be a span of shown text. Mid-episode a
+        failed check is a mistake the model is told about; for the final answer it means no
+        answer (``_NoAnswer``)."""
         cites, bad = self._check_citations(action.citations)
         if bad and not final:
             raise _Mistake(self._bad_citations(bad))
-        text = action.text.strip()
-        titles = tuple(self.titles.values())
-        if self._span_rule():
-            spans = self._spans()
-            grounded = spans.ground(text)
-            if grounded is None or 2 * grounded.chunks < len(chunk_words(text)):
-                return self._reject(step, final, "the answer is not a span of any text shown "
-                                    "in this episode; copy the answer from what you read")
-            if grounded.trimmed:
-                step.info["answer_trimmed_from"] = text
-            as_title = whole_title(grounded.text, self.question, titles)
-            is_title = asks_title(self.question) and any(
-                words(as_title) == words(t) for t in titles)
-            # a whole title asked for is supported by being one (its first word may well be
-            # a word of the question: 'Assignment Expressions' for a title mentioning it)
-            why = "" if is_title else unsupported(spans, grounded, self.question, self._focus,
-                                                   self.budgets.prose_answers)
-            if why:
-                return self._reject(step, final, why)
-            text = spans.item(grounded)  # 'Tony' -> 'Tony Lownds', the whole list item
-            text = whole_title(text, self.question, titles)
-            if text != grounded.text:
-                step.info["answer_item_of"] = grounded.text
-            # Cite what really holds the span: the model's citations that do, else the read
-            # sections that do (a span copied from a card only keeps the model's citations).
-            holding = [Citation(d, s, self.read_pages.get((d, s), ""))
-                       for d, s in grounded.labels]
-            kept = [c for c in cites if c in holding]
-            if holding and not kept:
-                kept = holding[:1]
-                step.info["citation_from_span"] = True
-            cites = kept or cites
-            self.acc.grounded = True
-        mismatch = type_mismatch(text, self.question, titles)
-        if mismatch:
-            return self._reject(step, final, mismatch)
-        if not says_more(text, self.question):
-            return self._reject(step, final, f"the answer {text!r} only repeats words of the "
-                                "question; answer with what you read")
-        if not cites:
-            return self._reject(step, final, "the answer cites no section read in this "
-                                "episode")
-        return Answer(text, tuple(cites), action.thought)
-
-    def _reject(self, step: Step, final: bool, why: str) -> Answer:
-        if final:
-            raise _NoAnswer(why)
-        raise _Mistake(f"Not accepted: {why}.")
+        try:
+            ok = check(action.text, cites, self.question, tuple(self.st.titles.values()),
+                       self._spans() if self._span_rule() else None,
+                       lambda d, s: Citation(d, s, self.st.read_pages.get((d, s), "")),
+                       self.budgets.prose_answers)
+        except Refused as e:
+            if final:
+                raise _NoAnswer(str(e)) from None
+            raise _Mistake(f"Not accepted: {e}.") from None
+        step.info.update(ok.notes)
+        self.acc.grounded = self.acc.grounded or ok.grounded
+        return Answer(ok.text, tuple(ok.citations), action.thought)
 
     def _span_rule(self) -> bool:
         return self.budgets.span_answer
 
     def _spans(self) -> SpanIndex:
-        """The text an answer may copy: the sections read, newest first (with a cap, what was
-        read last is what the answer most likely comes from). Cards' titles and bylines only
-        while nothing was read: an answer cites what it was read in, and a byline copied from
-        a card ('2017-09-05 by ...') was the commonest wrong answer of small models."""
-        sources = [Source(self.read_text[key], key) for key in self._answer_keys()]
-        index = SpanIndex(sources, max_chunks=self.budgets.max_answer_chunks)
-        if index:
-            return index
-        cards = [Source(h.title + (f" ({h.byline})" if h.byline else ""), None)
-                 for h in self.cards.values()]
-        return SpanIndex(sources + cards, max_chunks=self.budgets.max_answer_chunks)
-
-    def _answer_keys(self) -> list[tuple[str, str]]:
-        """The reads an answer may come from, newest first: all of them, or only those of
-        the linked document once a followed link was read (what was read of the first
-        document answers another question)."""
-        keys = sorted(self.read, key=lambda k: -self.read[k])
-        if self.hop is not None and self._was_read(self.hop.doc):
-            keys = [k for k in keys if k[0] == self.hop.doc]
-        return keys
-
-    def _evidence(self) -> list[dict[str, str]]:
-        """The best text read, for a user left without an answer: each section read (newest
-        first), its first lines."""
-        out = []
-        for (doc, sec), _i in sorted(self.read.items(), key=lambda kv: -kv[1])[:3]:
-            text = " ".join(self.read_text.get((doc, sec), "").split())
-            out.append({"doc": doc, "section": sec,
-                        "text": text if len(text) <= 400 else text[:399] + "…"})
-        return out
+        """What an answer may copy (``spans.shown``): the reads, newest first."""
+        return shown([Source(self.st.read_text[k], k) for k in self.st.answer_keys()],
+                     [Source(h.title + (f" ({h.byline})" if h.byline else ""), None)
+                      for h in self.st.cards.values()], self.budgets.max_answer_chunks)
 
     # -- resolution and checks -------------------------------------------------------------
     def _resolve(self, doc: str) -> str:
         doc = doc.strip().lstrip("#")
         if doc.isdigit():
             rank = int(doc)
-            if not self.last_hits:
+            if not self.st.last_hits:
                 raise _Mistake(f"There is no search result yet, so rank {rank} means nothing. "
                                "Search first, or fetch by a document id.")
-            for h in self.last_hits:
+            for h in self.st.last_hits:
                 if h.rank == rank:
                     return h.id
             raise _Mistake(f"Rank {rank} is not in the last result, which has ranks "
-                           f"1-{len(self.last_hits)}. Use one of those ranks or a document id.")
-        if doc in self.seen or self.tools.sections(doc):
+                           f"1-{len(self.st.last_hits)}. Use one of those ranks or a document id.")
+        if doc in self.st.seen or self.tools.sections(doc):
             return doc
         raise _Mistake(f"No document has the id {doc!r}. Use a rank from the last result or an "
                        "id shown on a card.")
@@ -735,7 +578,7 @@ class Agent:
     def _match_section(self, doc_id: str, section: str) -> str:
         """The real name of a section the model named loosely (case, spaces); else as given,
         and the engine refuses it with the list of real sections."""
-        names = self.tools.sections(doc_id) or self.seen.get(doc_id) or []
+        names = self.tools.sections(doc_id) or self.st.seen.get(doc_id) or []
         if section in names:
             return section
         norm = " ".join(section.split()).casefold()
@@ -745,37 +588,22 @@ class Agent:
         return section
 
     def _check_repeat(self, key: tuple[str, ...], what: str) -> None:
-        if key in self.done:
+        if key in self.st.done:
             self.acc.repeats += 1
             hint = ("change the words: loosen it, or pivot to another entity of the question, "
                     "or fetch a section from its cards" if what == "search" else
                     "fetch a different section or document, or answer")
-            raise _Mistake(f"You already ran this exact {what} at step {self.done[key]}; its "
+            raise _Mistake(f"You already ran this exact {what} at step {self.st.done[key]}; its "
                            f"result is above. Do something different: {hint}.")
 
     def _check_citations(self, cites: tuple[Citation, ...]
                          ) -> tuple[list[Citation], list[Citation]]:
-        """(valid citations, deduplicated, as read; citations of nothing read)."""
-        good: list[Citation] = []
-        bad: list[Citation] = []
-        for c in cites:
-            doc = c.doc.strip()
-            if doc.isdigit():  # a rank: resolve against the last result
-                doc = next((h.id for h in self.last_hits if h.rank == int(doc)), doc)
-            hit = None
-            norm = " ".join(c.section.split()).casefold()
-            for d, s in self.read:
-                if d == doc and (s == c.section or " ".join(s.split()).casefold() == norm):
-                    hit = Citation(d, s, self.read_pages.get((d, s), ""))
-                    break
-            if hit is None:
-                bad.append(c)
-            elif hit not in good:
-                good.append(hit)
-        return good, bad
+        """(valid citations, as read; citations of nothing read): ``match_citations``."""
+        return match_citations(cites, list(self.st.read), {h.rank: h.id for h in self.st.last_hits},
+                               lambda d, s: Citation(d, s, self.st.read_pages.get((d, s), "")))
 
     def _bad_citations(self, bad: list[Citation]) -> str:
-        read = "; ".join(f"{d} | {s}" for d, s in self.read) or "nothing yet"
+        read = "; ".join(f"{d} | {s}" for d, s in self.st.read) or "nothing yet"
         return (f"You cited {', '.join(c.label() for c in bad)}, which you have not read in "
                 f"this episode. Cite only sections you fetched ({read}), or fetch first.")
 
@@ -790,86 +618,25 @@ class Agent:
         return msg
 
     # -- context ---------------------------------------------------------------------------
-    def _read_cap(self) -> int:
-        return max(64, min(self.budgets.read_tokens,
-                           int(self.budgets.read_share * self.backbone.n_ctx)))
-
-    def _cap(self, text: str) -> tuple[str, int, bool]:
-        """Cut a read at the cap: the excerpt richest in the question's words, on word
-        boundaries; returns (text, tokens, was_cut)."""
-        cap = self._read_cap()
-        n = self.backbone.count_tokens(text)
-        if n <= cap:
-            return text, n, False
-        words_cap = max(16, int(len(text.split()) * cap / n))
-        cut = text
-        while True:
-            cut, _ = excerpt(text, self._focus, words_cap)
-            n = self.backbone.count_tokens(cut)
-            if n <= cap or words_cap <= 16:
-                return cut, n, True
-            words_cap = max(16, int(words_cap * cap / n * 0.95))
-
-    def _messages(self) -> list[Message]:
-        """The conversation; consecutive turns of one role are joined into one message, so
-        that chat templates that insist on alternating roles accept it."""
-        out: list[Message] = []
-        for t in self.turns:
-            if out and out[-1]["role"] == t.role and t.role == "user":
-                out[-1] = {"role": "user", "content": out[-1]["content"] + "\n\n" + t.content}
-            else:
-                out.append({"role": t.role, "content": t.content})
-        return out
-
-    def _fit(self, force_room: int = 0) -> int:
-        """Apply the trimming policy; returns the prompt's tokens. ``force_room`` > 0 means
-        the next call needs that many free tokens whatever it takes (the final answer)."""
-        n_ctx = self.backbone.n_ctx
-        prompt = self.backbone.prompt_tokens(self._messages())
-        need_trim = prompt > self.budgets.trim_at * n_ctx or (
-            force_room and prompt + force_room > n_ctx)
-        if not need_trim:
-            return prompt
-        target = self.budgets.trim_to * n_ctx
-        if force_room:
-            target = min(target, n_ctx - force_room) if prompt + force_room > n_ctx else target
-        observations = [t for t in self.turns if t.kind == "observation" and t.stub
-                        and not t.trimmed]
-        protected = observations[-1:] if not force_room else []
-        trimmed = []
-        for t in observations:
-            if prompt <= target:
-                break
-            if t in protected:
-                continue
-            t.content, t.trimmed = t.stub, True
-            self._count(t.stub)
-            trimmed.append(t.step)
-            prompt = self.backbone.prompt_tokens(self._messages())
-        if trimmed:
-            self.acc.trims += 1
-            self._emit({"event": "trim", "steps": trimmed, "prompt_tokens": prompt})
-        return prompt
-
     # -- final answer ----------------------------------------------------------------------
     def _finalize(self, reason: str) -> Answer:
         """Ask for the final answer. With nothing read there is nothing to answer from: no
         answer (unless the paper's forced answer is on, for the mode study). In-process the
         answer is decoded under the span grammar, so it can only copy what was read."""
-        if not self.read and not self.budgets.paper_forced_answer:
+        if not self.st.read and not self.budgets.paper_forced_answer:
             self.acc.no_answer = "nothing was read"
             return Answer(NO_ANSWER)
-        if self.comparison is not None and not self._chosen:
-            return self._compare(final=True) or Answer(NO_ANSWER)
-        if self.bridge is not None and (self.bridge.stuck or not self.bridge.answer_doc):
-            self.acc.no_answer = self.bridge.stuck or "the bridge's last document was not read"
+        if self.route is not None and not self.route.answer_doc and not self.st.chosen:
+            return self._settle() or Answer(NO_ANSWER)
+        if self.route is not None and (self.route.stuck or not self.route.answer_doc):
+            self.acc.no_answer = self.route.stuck or "the route's last document was not read"
             return Answer(NO_ANSWER)
-        if self._hop_pending() and not self.budgets.paper_forced_answer:
+        if self.st.hop_pending() and not self.budgets.paper_forced_answer:
             # the question asks about a linked document that was not read: what was read
             # answers another question
-            self.acc.no_answer = f"the linked document {self.hop.doc} was not read"
+            self.acc.no_answer = f"the linked document {self.st.hop.doc} was not read"
             return Answer(NO_ANSWER)
-        if self.budgets.choice and self.readings and self._answer_now() != "keyed":
+        if self.budgets.choice and self.st.readings and self._answer_now() != "keyed":
             return self._choose(final=True) or Answer(NO_ANSWER)
         why = {"step-cap": "the step limit", "context": "the limit of the context window",
                "no-progress": "several actions in a row that found nothing new",
@@ -877,17 +644,17 @@ class Agent:
         text = (f"You have reached {why}. Do not search or fetch any more. Give your final "
                 "answer now: one line 'answer: SHORT ANSWER' copied from what you read, then "
                 "one 'cite: ID | SECTION' line for each section you read that supports it.")
-        self._add("user", text, "instruction")
+        self.conv.add("user", text, "instruction")
         self._emit({"event": "final-request", "reason": reason, "text": text})
         room = self.budgets.answer_tokens + self.backbone.count_tokens(ANSWER_PREFILL) + 8
-        prompt = self._fit(force_room=room)
+        prompt = self.conv.fit(force_room=room)
         max_tokens = max(16, min(self.budgets.action_tokens, self.backbone.n_ctx - prompt - 1))
         grammar = None
-        if self.use_grammar and self.read:
+        if self.use_grammar and self.st.read:
             grammar = self._answer_grammar()
         elif self.use_grammar:
             grammar = self._grammar()
-        comp = self._call(self._messages(), max_tokens, grammar, "")
+        comp = self._call(self.conv.messages(), max_tokens, grammar, "")
         step = Step(index=self._next_index(), reply=comp.text.strip(), action=None,
                     observation="", prompt_tokens=comp.prompt_tokens,
                     completion_tokens=comp.completion_tokens, model_seconds=comp.seconds,
@@ -919,12 +686,12 @@ class Agent:
         """The paper's forcing: prefill 'answer: ' (in-process) or read the reply as the
         answer (HTTP). Only with ``paper_forced_answer`` (the mode study)."""
         self.acc.forced = True
-        prompt = self.backbone.prompt_tokens(self._messages(), ANSWER_PREFILL)
+        prompt = self.backbone.prompt_tokens(self.conv.messages(), ANSWER_PREFILL)
         max_tokens = max(16, min(self.budgets.answer_tokens, self.backbone.n_ctx - prompt - 1))
         grammar = None
         if self.use_grammar:
-            grammar = Menu.of(self.mode, (), (), self._citable(), prefilled=True)
-        comp = self._call(self._messages(), max_tokens, grammar, ANSWER_PREFILL)
+            grammar = Menu.of(self.mode, (), (), self.st.citable(), prefilled=True)
+        comp = self._call(self.conv.messages(), max_tokens, grammar, ANSWER_PREFILL)
         text = comp.text.strip()
         if text.lower().startswith("answer:"):  # a server that could not prefill
             text = text[len("answer:"):].strip()
@@ -949,22 +716,23 @@ class Agent:
         return sum(1 for s in self.steps if s.index > 0) + 1
 
     def _queries_left(self) -> list[str]:
-        return [q for q in self.suggested if ("search", _norm_query(q)) not in self.done]
+        return [q for q in self.st.suggested if ("search", _norm_query(q)) not in self.st.done]
 
     def _grammar(self, uncited_answer: bool = True) -> Menu:
         """The grammar of the next reply: only actions that are new and useful. A search
         already run and a section already read cannot be written; an answer only once
         something was read (and, under the span rule, only as a span of shown text)."""
-        if self._hop_pending() and self.budgets.max_steps - self.acc.steps >= 1:
+        if self.st.hop_pending() and self.budgets.max_steps - self.acc.steps >= 1:
             return self._hop_grammar()
         fetchable: list[tuple[str, list[str]]] = []
-        for h in self.last_hits:
-            fetchable.append((str(h.rank), self._unread(h.id, h.sections)))
-        last_ids = {h.id for h in self.last_hits}
+        for h in self.st.last_hits:
+            fetchable.append((str(h.rank), self.st.unread(h.id, h.sections, self.mode)))
+        last_ids = {h.id for h in self.st.last_hits}
         # ids of documents seen earlier (newest 40): fetchable by id
-        for doc_id in list(self.seen)[-40:]:
+        for doc_id in list(self.st.seen)[-40:]:
             if doc_id not in last_ids:
-                fetchable.append((doc_id, self._unread(doc_id, self.seen[doc_id])))
+                fetchable.append((doc_id, self.st.unread(doc_id, self.st.seen[doc_id],
+                                                         self.mode)))
         if self.mode == "search-visit":
             fetchable = [(lab, [WHOLE_DOCUMENT]) for lab, secs in fetchable if secs]
         queries = self._queries_left() if self.budgets.suggest else None
@@ -972,18 +740,18 @@ class Agent:
         # A search whose results can no longer be read is wasted: none on the last step,
         # and none on the last two while nothing has been read.
         left = self.budgets.max_steps - self.acc.steps
-        first_read = self.budgets.read_before_search and not self.read and self.acc.seeded
-        if left <= 1 or (left <= 2 and not self.read) or first_read:
+        first_read = self.budgets.read_before_search and not self.st.read and self.acc.seeded
+        if left <= 1 or (left <= 2 and not self.st.read) or first_read:
             if has_fetch_now(fetchable):
                 queries, free = [], False
-        span_rules = self._span_grammar() if (self._span_rule() and self.read) else None
+        span_rules = self._span_grammar() if (self._span_rule() and self.st.read) else None
         has_fetch = any(secs for _lab, secs in fetchable)
-        if not (queries or free or has_fetch or self.read):
+        if not (queries or free or has_fetch or self.st.read):
             raise _NothingLeft()
-        return Menu.of(self.mode, self.tools.fields, fetchable, self._citable(),
-                              uncited_answer=uncited_answer, queries=queries,
-                              free_search=free, span_rules=span_rules,
-                              thought_chars=self.budgets.thought_chars)
+        return Menu.of(self.mode, self.tools.fields, fetchable, self.st.citable(),
+                       uncited_answer=uncited_answer, queries=queries,
+                       free_search=free, span_rules=span_rules,
+                       thought_chars=self.budgets.thought_chars)
 
     def _answer_now(self) -> str:
         """What the next reply must be, for small models: 'keyed' once a read shows a 'key:
@@ -991,56 +759,34 @@ class Agent:
         created', ``answer_when_keyed``): the next reply can only be the answer, since a
         small model otherwise wanders off to read more; 'choice' once a prose read has
         candidate answers not chosen from yet (``choose``); '' otherwise."""
-        if self.comparison is not None:
-            return "" if self.comparison.leads() or self._chosen else "choice"
-        if self.bridge is not None and self.bridge.answer:
-            return "" if self._chosen else "choice"
-        if not self.read or self._hop_pending():
+        if self.route is not None and not self.route.answer_doc:
+            return "" if self._lead() or self.st.chosen else "choice"
+        if not self.st.read or self.st.hop_pending():
             return ""
-        newest = max(self.read, key=lambda k: self.read[k])
+        newest = max(self.st.read, key=lambda k: self.st.read[k])
         if self.budgets.answer_when_keyed and self._span_rule():
             from .queries import STOPWORDS
 
-            idx = SpanIndex([Source(self.read_text[newest], newest)])
+            idx = SpanIndex([Source(self.st.read_text[newest], newest)])
             if keyed_values(idx, self.question, STOPWORDS):
                 return "keyed"
-        reading = self.readings.get(newest)
+        reading = self.st.readings.get(newest)
         if self.budgets.choice and reading is not None and reading.candidates \
-                and newest not in self._chosen:
+                and newest not in self.st.chosen:
             return "choice"
         return ""
 
     def _span_grammar(self) -> str:
         from .queries import STOPWORDS
 
-        if self.titles and asks_title(self.question):
-            # 'what is its title': the answer is the title of a document read, nothing else
-            keys = self._answer_keys()
-            titles = list(dict.fromkeys(self.titles[d] for d, _s in keys if d in self.titles))
-            tidx = SpanIndex([Source(t, None) for t in titles], max_chunks=1 << 30)
-            firsts = {c[0] for c in (chunk_words(t) for t in titles) if c}
-            if tidx:
-                return tidx.grammar(starts=firsts)
-        idx = self._spans()
-        return idx.grammar(starts=answer_starts(idx, self.question, STOPWORDS))
+        keys = self.st.answer_keys()
+        titles = list(dict.fromkeys(self.st.titles[d] for d, _s in keys if d in self.st.titles))
+        return span_rules(self._spans(), self.question, STOPWORDS, titles)
 
     def _answer_grammar(self) -> Menu:
         span_rules = self._span_grammar() if self._span_rule() else None
-        return Menu.of(self.mode, (), (), self._citable(), answer_only=True,
-                              span_rules=span_rules, thought_chars=0)
-
-    def _unread(self, doc_id: str, sections: list[str]) -> list[str]:
-        """Sections not read yet: the grammar makes a repeated read unwritable."""
-        if self.mode == "search-visit":
-            return [] if ("read", doc_id, WHOLE_DOCUMENT) in self.done else [WHOLE_DOCUMENT]
-        return [s for s in sections if ("read", doc_id, s) not in self.done]
-
-    def _visible(self) -> set[tuple[str, str]]:
-        return {t.read_key for t in self.turns
-                if t.read_key is not None and not t.trimmed}
-
-    def _citable(self) -> list[Citation]:
-        return [Citation(d, s, self.read_pages.get((d, s), "")) for d, s in self.read]
+        return Menu.of(self.mode, (), (), self.st.citable(), answer_only=True,
+                       span_rules=span_rules, thought_chars=0)
 
     def _call(self, messages: list[Message], max_tokens: int, grammar: Menu | None,
               prefill: str) -> Any:
@@ -1055,31 +801,12 @@ class Agent:
         self.acc.peak_prompt_tokens = max(self.acc.peak_prompt_tokens, comp.prompt_tokens)
         return comp
 
-    def _add(self, role: str, content: str, kind: str, **extra: Any) -> None:
-        self.turns.append(_Turn(role, content, kind, **extra))
-        self._count(content)
-
-    def _count(self, text: str) -> None:
-        self.acc.distinct_tokens += self.backbone.count_tokens(text)
-
     def _record(self, step: Step, observation: str, stub: str = "",
                 read_key: tuple[str, str] | None = None, in_conversation: bool = True) -> None:
         """Append the step's reply and observation to the conversation, and emit it."""
         step.observation = observation
         self.acc.engine_seconds += step.engine_seconds
-        # The reply is already counted (completion tokens): add its turn without recounting.
-        # Step 0 is the engine's: no reply, its observation joins the question's message.
-        if in_conversation and step.index > 0:
-            self.turns.append(_Turn("assistant", step.reply or "(empty)", "action",
-                                    step.index))
-        if observation:
-            if step.index == 0:
-                content = observation
-            else:
-                content = f"Observation (step {step.index}):\n{observation}"
-            step.observation_tokens = self.backbone.count_tokens(content)
-            self._add("user", content, "observation", step=step.index, stub=stub,
-                      read_key=read_key)
+        self.conv.record(step, observation, stub, read_key, in_conversation)
         self.steps.append(step)
         self._emit({"event": "step", **step.to_json()})
 
@@ -1093,13 +820,26 @@ class Agent:
         ep = Episode(question=self.question, mode=self.mode,
                      answer=answer.text.strip(), citations=list(answer.citations),
                      steps=self.steps, accounting=self.acc,
-                     evidence=self._evidence() if answer.text == NO_ANSWER else [])
+                     evidence=self.st.evidence() if answer.text == NO_ANSWER else [])
         self._emit({"event": "end", **ep.to_json()})
         return ep
 
     def _emit(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+
+def _route(coll: Any, q: Question) -> Comparison | Bridge | None:
+    """The engine's route for a question that compares two things it names, or reaches its
+    answer through a role of a thing it names; None for every other question."""
+    if is_comparison(q):
+        comparison = Comparison(coll, q, nlp())
+        return comparison if comparison.queries else None
+    bridge = Bridge(coll, q, None)
+    if bridge:
+        bridge.entities = nlp()
+        return bridge
+    return None
 
 
 class _NothingLeft(Exception):

@@ -429,5 +429,28 @@ def _node(words: list[str], depth: int, names: dict[str, int], root: str) -> str
     return alts[0] if len(alts) == 1 else " | ".join(alts)
 
 
+def shown(reads: Sequence[Source], cards: Sequence[Source], max_chunks: int) -> SpanIndex:
+    """The text an answer may copy: the sections read, newest first (with a cap, what was
+    read last is what the answer most likely comes from). Cards' titles and bylines only
+    while nothing was read: an answer cites what it was read in, and a byline copied from a
+    card ('2017-09-05 by ...') was the commonest wrong answer of small models."""
+    index = SpanIndex(reads, max_chunks=max_chunks)
+    return index if index else SpanIndex([*reads, *cards], max_chunks=max_chunks)
+
+
+def span_rules(index: SpanIndex, question: str, stopwords: Iterable[str],
+               titles: Sequence[str] = ()) -> str:
+    """The GBNF of answers copied from shown text, starting where an answer to ``question``
+    may start (``answer_starts``); for 'what is its title' (``titles``: of the documents
+    read), only one of those whole titles."""
+    if titles and analyze(question).asks_title:
+        tidx = SpanIndex([Source(t, None) for t in titles], max_chunks=1 << 30)
+        firsts = {c[0] for c in (chunk_words(t) for t in titles) if c}
+        if tidx:
+            return tidx.grammar(starts=firsts)
+    return index.grammar(starts=answer_starts(index, question, stopwords))
+
+
 __all__ = ["Grounded", "Source", "SpanIndex", "Target", "answer_starts", "chunk_words",
-           "header_starts", "keyed_lines", "keyed_values", "question_target"]
+           "header_starts", "keyed_lines", "keyed_values", "question_target", "shown",
+           "span_rules"]
