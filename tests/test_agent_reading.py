@@ -17,7 +17,8 @@ import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.bridge import Bridge, entity, relations
 from sieve_lite.agent.choice import Choice, decide
-from sieve_lite.agent.compare import dates_in, decide as compare, is_comparison, subjects
+from sieve_lite.agent.compare import dates_in, is_comparison, subjects
+from sieve_lite.agent.compare import decide as compare
 from sieve_lite.agent.question import analyze
 from sieve_lite.agent.read import Candidate, Reading, Sentence, extract, read_for, split_sentences
 from sieve_lite.agent.run import run_question
