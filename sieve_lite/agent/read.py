@@ -59,6 +59,8 @@ _IDENT = re.compile(r"(?<![\w])\.?(?:[A-Za-z_][\w-]*\.)*[A-Za-z_][\w-]*(?:\(\))?
 _NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
 # Runs of capitalised words, with 'of' / 'de' / 'van' inside ('Numeric Prelude').
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the|du|la|del)\s+)?[A-Z][\w'’-]*)*")
+_MARKUP = re.compile(r"\s*\[[^\]]{1,12}\]_|\s*<[^<>\s]{1,80}>|`_$|(?<=[A-Za-z0-9])_$|"
+                     r"\s*\[\^?\d+\]")
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
 the then to was were which with""".split())
@@ -383,7 +385,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         marks = [m.start() for m in re.finditer(r"\w+", s.text)
                  if m.group(0).lower()[:5] in qstems and m.group(0).lower() not in STOPWORDS]
         for text, kind, at in extract(q, s.text, docs.get(index)):
-            text = text.strip(" ,;:.")
+            # markup is not part of an answer: reST references ('[1]_', '<mypy_>', 'name`_')
+            text = _MARKUP.sub("", text).strip(" ,;:.`")
             w = weights.get(kind, 0.0)
             if not text or w <= 0:
                 continue
