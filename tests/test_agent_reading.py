@@ -102,8 +102,8 @@ def test_a_narrowed_read_fits_its_budget() -> None:
 
 
 # ------------------------------------------------------------------------------ abstaining
-def _cands(*priors: float) -> list[Candidate]:
-    return [Candidate(f"c{i}", "phrase", 0, p) for i, p in enumerate(priors)]
+def _cands(*priors: float, coverage: float = 0.5) -> list[Candidate]:
+    return [Candidate(f"c{i}", "phrase", 0, p, None, coverage) for i, p in enumerate(priors)]
 
 
 def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
@@ -115,6 +115,8 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert loose.answer is None and "loosely" in loose.why
     unlikely = decide(_cands(0.9, 0.1), [0.9, 0.1], "likelihood", [{"per_token": -4.0}, {}])
     assert unlikely.answer is None and "unlikely" in unlikely.why
+    aside = decide(_cands(0.9, 0.1, coverage=0.1), [0.9, 0.1], "likelihood")
+    assert aside.answer is None and "something else" in aside.why
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -33,7 +33,8 @@ OFFERED = 14           # candidates the model chooses among (more found the answ
 MIN_SHARE = 0.3        # the chosen candidate's share of the combined belief,
 MIN_LEAD = 1.0         # ... ahead of the second,
 MIN_PRIOR = 0.8        # the engine's prior of it (its sentence, kind and place),
-MIN_LOGLIK = -2.0      # and the model's mean log-likelihood per token of it (likelihood)
+MIN_LOGLIK = -2.0      # and the model's mean log-likelihood per token of it (likelihood),
+MIN_COVERAGE = 0.2     # in a sentence that holds a fifth of the question (idf-weighted)
 PRIOR_WEIGHT = 1.0     # the prior's exponent in the product (the model's is 1)
 
 READING_SYSTEM = ("You answer questions from a short text. Reply with the shortest exact "
@@ -115,6 +116,9 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
     if cands[best].prior < MIN_PRIOR:
         return Choice(None, method, scores, f"{cands[best].text!r} fits the question too "
                       f"loosely (prior {cands[best].prior:.2f})")
+    if cands[best].coverage < MIN_COVERAGE:
+        return Choice(None, method, scores, f"{cands[best].text!r} stands in a sentence about "
+                      "something else")
     loglik = (extra[best] if extra else {}).get("per_token")
     if loglik is not None and loglik < MIN_LOGLIK:
         return Choice(None, method, scores, f"the model finds {cands[best].text!r} unlikely "

@@ -764,7 +764,10 @@ class Agent:
         if not self.st.read or self.st.hop_pending():
             return ""
         newest = max(self.st.read, key=lambda k: self.st.read[k])
-        if self.budgets.answer_when_keyed and self._span_rule():
+        # header lines: an infobox, or a whole document's (a prose section's 'x: y' lines
+        # are prose)
+        header = newest[1] in ("infobox", WHOLE_DOCUMENT)
+        if self.budgets.answer_when_keyed and self._span_rule() and header:
             from .queries import STOPWORDS
 
             idx = SpanIndex([Source(self.st.read_text[newest], newest)])

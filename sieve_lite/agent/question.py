@@ -345,14 +345,15 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                     and rest[1] == "of":
                 rest = rest[2:]  # 'What kind of quotes ...' asks for quotes
             run = []
-            for x in rest[:3]:
+            for x in rest[:4]:
                 if x in _AFTER_WH or x in _POLAR:
                     break
+                # a word past the second ending like a verb or an adverb starts the
+                # predicate ('which environment variable turns off ...', 'which python
+                # version first shipped')
+                if len(run) >= 2 and (x.endswith(("s", "ed")) or x in _ADVERBS):
+                    break
                 run.append(x)
-            # a third word ending like a verb or an adverb starts the predicate ('which
-            # environment variable turns off ...', 'which python version first shipped')
-            if len(run) == 3 and (run[2].endswith(("s", "ed")) or run[2] in _ADVERBS):
-                run = run[:2]
             if len(run) == 2 and run[1] in _ADVERBS:
                 run = run[:1]
             # the head of 'which new type slot' is 'slot'; 'which python version' keeps

@@ -308,7 +308,7 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
             # a plain lowercase word may be a name of a thing ('mypy', 'tomli', 'pyf')
             found.append((tok, "word", m.start()))
     for m in _NAMED_NUMBER.finditer(sentence):
-        found.append((m.group(0), "code", m.start()))
+        found.append((m.group(0), "version", m.start()))  # 'JDK 1.4', 'PEP 8001
     for m in _CAPS.finditer(sentence):
         if m.start() > 0 or " " in m.group(0):
             found.append((m.group(0), "entity", m.start()))
