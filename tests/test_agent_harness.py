@@ -216,7 +216,7 @@ def test_no_answer_constant() -> None:
 
 
 def test_answer_starts_follow_the_question() -> None:
-    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.question import STOPWORDS
     from sieve_lite.agent.spans import answer_starts
 
     box = ("PEP: 405\nTitle: Python Virtual Environments\nAuthor: Carl Meyer\nStatus: Final\n"
@@ -234,7 +234,7 @@ def test_answer_starts_follow_the_question() -> None:
 
 
 def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
-    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.question import STOPWORDS
     from sieve_lite.agent.spans import answer_starts
 
     idx = SpanIndex([Source("PEP: 572\nTitle: Assignment Expressions", ("pep-0572", "infobox"))])
@@ -291,7 +291,7 @@ KEYED = [
 
 @pytest.mark.parametrize("question,values", KEYED)
 def test_header_lines_that_answer_the_question(question, values) -> None:
-    from sieve_lite.agent.queries import STOPWORDS
+    from sieve_lite.agent.question import STOPWORDS
     from sieve_lite.agent.spans import keyed_values
 
     idx = SpanIndex([Source(BOX, ("pep-0618", "infobox"))])

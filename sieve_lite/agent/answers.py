@@ -19,7 +19,7 @@ from .spans import SpanIndex, chunk_words, header_starts
 
 def focus_words(question: str) -> list[str]:
     """The question's content words (what reads and sections are ordered and cut by)."""
-    from .queries import STOPWORDS
+    from .question import STOPWORDS
 
     return [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS]
 
@@ -85,7 +85,7 @@ def unsupported(spans: SpanIndex, grounded: Any, question: str, focus: list[str]
     question's words (``focus``) near it where it was read. A span with nothing of the
     question around it is a guess: no answer is better. Without ``prose_answers`` (small
     models) only the header line's value is accepted."""
-    from .queries import STOPWORDS
+    from .question import STOPWORDS
 
     src = spans.sources[grounded.source] if grounded.source >= 0 else None
     if src is None:

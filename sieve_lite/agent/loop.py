@@ -768,7 +768,7 @@ class Agent:
         # are prose)
         header = newest[1] in ("infobox", WHOLE_DOCUMENT)
         if self.budgets.answer_when_keyed and self._span_rule() and header:
-            from .queries import STOPWORDS
+            from .question import STOPWORDS
 
             idx = SpanIndex([Source(self.st.read_text[newest], newest)])
             if keyed_values(idx, self.question, STOPWORDS):
@@ -780,7 +780,7 @@ class Agent:
         return ""
 
     def _span_grammar(self) -> str:
-        from .queries import STOPWORDS
+        from .question import STOPWORDS
 
         keys = self.st.answer_keys()
         titles = list(dict.fromkeys(self.st.titles[d] for d, _s in keys if d in self.st.titles))

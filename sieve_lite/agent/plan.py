@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
+from .queries import doc_freq
 from .question import MONTHS, STOPWORDS, Question, analyze
 
 # How sure a kind of clause is to hold for the document asked about (ties between plans).
@@ -236,13 +237,6 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
 _FIELD_NOUN = {"title": "title", "section": "section heading", "infobox": "header value"}
 
 
-def _doc_freq(coll: Any, word: str) -> int:
-    """How common a word is: the titles or section texts holding it, whichever is more."""
-    from ..store import reads
-
-    return max(reads.term_rows(coll.conn, field, word) for field in ("title", "body"))
-
-
 def conjunction_words(coll: Any, question: str | Question, inside: set[str]
                       ) -> tuple[list[str], list[str]]:
     """(select, rank): the question's content words that select (those written as names or
@@ -258,7 +252,7 @@ def conjunction_words(coll: Any, question: str | Question, inside: set[str]
             continue
         if not w.isdigit() and len(w) < 2:
             continue
-        if _doc_freq(coll, w) > 0:
+        if doc_freq(coll, w) > 0:
             # a name many documents hold ('Python' among PEPs) selects nothing
             (select if w in q.keywords and w not in asked and not _common(coll, w)
              else rank).append(w)
@@ -347,7 +341,7 @@ def _relaxed(coll: Any, base: str, cwords: list[str], good: set[str]
     at a time, until the conjunction admits something (with ``good``: something the ranker
     rates, see ``ranked_ids``). Returns (kept, dropped, admitted); kept is empty when no
     word can be added to ``base``."""
-    freq = {w: _doc_freq(coll, w) for w in cwords}
+    freq = {w: doc_freq(coll, w) for w in cwords}
     kept = list(cwords)
     dropped: list[str] = []
     while kept:

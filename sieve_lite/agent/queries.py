@@ -20,22 +20,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
-
-# Function words and question words: never a query on their own.
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before
-being below between both but by can could did do does doing down during each few for from
-further had has have having he her here hers him his how i if in into is it its itself just
-me more most my no nor not now of off on once only or other our out over own same she should
-so some such than that the their them then there these they this those through to too under
-until up very was we were what when where which while who whom why will with would you your
-whose give gave named called name says say said one two first new kind type year years
-""".split())
-
-MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december"
-    .split(), start=1)}
-_CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "bin", "al"}
+from .question import MONTHS, STOPWORDS, analyze
 
 
 @dataclass(frozen=True)
@@ -47,53 +32,13 @@ class Suggestion:
     why: str
 
 
-def _names(question: str) -> list[str]:
-    """Runs of capitalised tokens (and numbers right after one, as in 'PEP 557'), allowing
-    name connectors inside ('Guido van Rossum'); the question's first word counts only when
-    it is not a question word."""
-    toks = re.findall(r"[\w][\w.'’-]*", question)
-    out: list[str] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        while run and run[-1].lower() in _CONNECTORS:
-            run.pop()
-        if run:
-            out.append(" ".join(run))
-        run.clear()
-
-    for i, t in enumerate(toks):
-        t = t.rstrip(".'’-")
-        if not t:
-            flush()
-            continue
-        cap = t[0].isupper() and not (i == 0 and t.lower() in STOPWORDS)
-        if cap and not (len(t) == 1 and i == 0):
-            run.append(t)
-        elif run and t.isdigit():
-            run.append(t)
-            flush()
-        elif run and t.lower() in _CONNECTORS:
-            run.append(t)
-        else:
-            flush()
-    flush()
-    return list(dict.fromkeys(out))
-
-
 def _dates(question: str) -> list[str]:
-    """BQL date values the question names: 'December 2023' -> 2023-12, '2012' -> 2012."""
-    out = []
-    low = question.lower()
-    for m in re.finditer(r"\b(" + "|".join(MONTHS) + r")\s+(1[6-9]\d\d|20\d\d)\b", low):
-        out.append(f"{m.group(2)}-{MONTHS[m.group(1)]:02d}")
-    for m in re.finditer(r"(?<![\w.-])(1[6-9]\d\d|20\d\d)(?![\w.-])", question):
-        if not any(d.startswith(m.group(1)) for d in out):
-            out.append(m.group(1))
-    return out
+    """BQL date values the question names: 'December 2023' -> 2023-12, '2012' -> 2012 (the
+    months and years of ``Question.dates``; ranges are the planner's)."""
+    return [d.value for d in analyze(question).dates if re.fullmatch(r"\d{4}(-\d\d)?", d.value)]
 
 
-def _doc_freq(coll: Any, word: str) -> int:
+def doc_freq(coll: Any, word: str) -> int:
     """How common the word is: the number of titles or of section texts holding it, whichever
     is larger (the collection's own FTS5 vocabularies; 0 when none holds it)."""
     from ..store import reads
@@ -106,7 +51,7 @@ def content_words(coll: Any, question: str) -> list[str]:
     the collection lacks are dropped: they cannot select anything)."""
     seen = list(dict.fromkeys(w for w in words(question)
                               if w not in STOPWORDS and (len(w) > 1 or w.isdigit())))
-    freq = {w: _doc_freq(coll, w) for w in seen}
+    freq = {w: doc_freq(coll, w) for w in seen}
     kept = [w for w in seen if freq[w] > 0]
     return sorted(kept, key=lambda w: (freq[w], seen.index(w)))
 
@@ -116,7 +61,7 @@ def candidates(coll: Any, question: str) -> list[tuple[str, str]]:
     fields = set(coll.fields)
     out: list[tuple[str, str]] = []
     rare = content_words(coll, question)
-    names = _names(question)
+    names = list(analyze(question).names)
     dates = _dates(question) if "date" in fields else []
     rare_set = set(rare[: max(3, len(rare) // 2 + 1)])
     for name in names:
@@ -184,4 +129,5 @@ def plain(query: str) -> str:
     return " ".join(words(query))
 
 
-__all__ = ["STOPWORDS", "Suggestion", "candidates", "content_words", "plain", "suggest"]
+__all__ = ["MONTHS", "STOPWORDS", "Suggestion", "candidates", "content_words", "doc_freq", "plain",
+           "suggest"]

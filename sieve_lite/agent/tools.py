@@ -214,7 +214,7 @@ class CollectionTools:
             return names
         from ..fetch import section_names
         from ..rank import passage_scores, scoring_terms
-        from .queries import STOPWORDS
+        from .question import STOPWORDS
         from .spans import Source, SpanIndex, keyed_lines
 
         pos_names = section_names([s["heading"] for s in doc["sections"]])
