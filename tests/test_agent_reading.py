@@ -198,3 +198,17 @@ def test_the_shipped_model_chooses_a_prose_answer_by_likelihood() -> None:
     # the constrained choice can only pick one of the candidates offered
     picked = by_grammar(bb, q, reading.text(), reading.candidates, "sieve")
     assert any(s["picked"] for s in picked.scores)
+
+
+def test_over_a_server_the_model_chooses_under_a_constraint_of_the_candidates() -> None:
+    from sieve_lite.agent.choice import by_grammar
+
+    q = analyze("How many characters may a line have at most, as a maximum?")
+    reading = read_for(q, TEXT, ("pep-0008", "Maximum Line Length"), lambda _w: 1.0)
+    pick = reading.candidates[0].text
+    bb = ScriptedBackbone([f"answer: {pick}"])
+    got = by_grammar(bb, q, reading.text(), reading.candidates, "sieve")
+    menu = bb.calls[-1]["menu"]
+    assert menu.answer_only and pick in menu.choices  # the only answers it may write
+    assert f'"{pick}"' in bb.calls[-1]["grammar"]
+    assert [s["text"] for s in got.scores if s["picked"]] == [pick]
