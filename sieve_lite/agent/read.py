@@ -61,6 +61,7 @@ _NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the|du|la|del)\s+)?[A-Z][\w'’-]*)*")
 _MARKUP = re.compile(r"\s*\[[^\]]{1,12}\]_|\s*<[^<>\s]{1,80}>|`_$|(?<=[A-Za-z0-9])_$|"
                      r"\s*\[\^?\d+\]")
+_URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
 the then to was were which with""".split())
@@ -290,6 +291,8 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
     ``doc``: spaCy's analysis of the sentence (entities and noun phrases), when at hand."""
     found: list[tuple[str, str, int]] = []
     for m in _BACKTICK.finditer(sentence):
+        if re.search(r":[\w-]+:$", sentence[:m.start()]):
+            continue  # a reST role (':pep:`8001`') points somewhere, it is not code
         g = 1 if m.group(1) is not None else 2
         found.append((m.group(g), "code", m.start(g)))
     for m in _QUOTE.finditer(sentence):
@@ -387,6 +390,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         for text, kind, at in extract(q, s.text, docs.get(index)):
             # markup is not part of an answer: reST references ('[1]_', '<mypy_>', 'name`_')
             text = _MARKUP.sub("", text).strip(" ,;:.`")
+            if _URL.search(text):
+                continue  # an address is where something is, not what it is
             w = weights.get(kind, 0.0)
             if not text or w <= 0:
                 continue

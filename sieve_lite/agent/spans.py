@@ -212,6 +212,9 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 # question's own words: who -> a person's role, when -> a moment. Plain English, no collection's
 # vocabulary.
 _AUTHORS = ("author", "authors", "by", "writer", "written")
+_WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored", "authors",
+            "co-authored", "coauthored", "proposed", "proposes", "propose", "created",
+            "creates", "drafted", "submitted", "penned", "behind", "by")
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
           "director", "inventor", "designer")
@@ -269,12 +272,15 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     nouns = _stems(target.nouns)
     roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
     other_role = bool(asked & (roles - authors))  # 'Who is the release manager ...'
+    # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
+    # the text names, not the document's author
+    writes = bool(asked & _stems(_WRITING))
 
     def key_score(key: set[str]) -> int:
         if key & nouns:
             return 3
         if target.kind == "who":
-            if key & asked & roles or (key & authors and not other_role):
+            if key & asked & roles or (key & authors and not other_role and writes):
                 return 2  # the role it names, else the author
         elif target.kind == "when":
             # a moment the question names ('created'), else a plain 'Date:'
