@@ -194,9 +194,11 @@ def test_agent_modes_metrics(toy_db: Path, tmp_path: Path) -> None:
     # 'in 1590' is not an exact match but contains the answer (F1 2/3)
     v1 = rows[("agent", "search-visit", "q1")]
     assert (v1["em"], v1["contains"], v1["f1"]) == (0.0, 1.0, pytest.approx(0.6667))
-    # q2: sieve read the first gold document and answered wrong; search-visit is right
+    # q2: sieve's bridge route read both gold documents (the bridge's Design section names
+    # its designer, whose page is read next), and the script answered wrong; search-visit
+    # is right
     r2 = rows[("agent", "sieve", "q2")]
-    assert r2["gold_read"] == 0.5 and r2["failure_em"] == "read-wrong"
+    assert r2["gold_read"] == 1.0 and r2["failure_em"] == "read-wrong"
     assert rows[("agent", "search-visit", "q2")]["em"] == 1.0
     # q3: the seed search surfaced the gold document, which the agent never read
     assert rows[("agent", "sieve", "q3")]["failure_em"] == "not-read"
@@ -210,7 +212,10 @@ def test_agent_modes_metrics(toy_db: Path, tmp_path: Path) -> None:
     assert (t["a"], t["b"], t["both"], t["only_a"], t["only_b"], t["neither"]) == \
         ("sieve", "search-visit", 0, 1, 1, 1)
     assert t["p_value"] == pytest.approx(1.0)
-    assert a["modes"]["sieve"]["fields"] == {} and a["modes"]["sieve"]["searches"] == 2.0
+    # each seed search is the planner's title phrase ('"alpha fort"[title]'); the scripted
+    # model's own searches name no field (q2's bridge is read without one): 3 of 5
+    assert a["modes"]["sieve"]["fields"] == {"title": 0.6}
+    assert a["modes"]["sieve"]["searches"] == pytest.approx(5 / 3, abs=1e-4)
     assert a["kinds"]["sieve"]["two-hop"]["questions"] == 1
     report = (tmp_path / "report.md").read_text()
     assert "McNemar" in report and "| sieve |" in report

@@ -225,6 +225,14 @@ class Bridge:
         """The documents to read, in order (none once the bridge broke)."""
         return [] if self.stuck else list(self.path)
 
+    def cues(self, doc: str) -> tuple[str, ...]:
+        """Word stems the section to read of ``doc`` should hold: the role about to be gone
+        through ('desig' for 'designer': a page's 'Design' section names its designer, its
+        introduction may not). Empty when nothing is about to be gone through there."""
+        if self.stuck or not self.path or doc != self.path[-1] or self.done >= len(self.hops):
+            return ()
+        return tuple(dict.fromkeys(w[:5] for w in self.hops[self.done].cues if len(w) > 2))
+
     def on_read(self, doc: str, text: str) -> None:
         """After reading the current document: go through the next role (its filler's
         document becomes the next read), or stop at the last one."""

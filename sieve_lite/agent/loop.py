@@ -373,6 +373,14 @@ class Agent:
                     info={"engine": True})
         if not sections:
             raise _NothingLeft()
+        cues = self.route.cues(doc) if self.route is not None else ()
+        if cues and len(sections) > 1:
+            # the section that names the role the route goes through next, if one does
+            body = {s["heading"]: s["text"].lower()
+                    for s in (self.tools.coll.document(doc) or {}).get("sections", [])}
+            named = [n for n in sections if any(c in body.get(n, "") or c in n.lower()
+                                                for c in cues)]
+            sections = named[:1] + [n for n in sections if n not in named[:1]]
         action = Fetch(doc, sections[0])
         step.action = action
         step.reply = render_action(action)
@@ -425,8 +433,11 @@ class Agent:
                         self.budgets.choice, self.mode, tuple(self.st.titles.values()))
         seconds = time.perf_counter() - t0
         self.acc.model_seconds += seconds
-        self.acc.llm_calls += 1
-        self.acc.steps += 1
+        if choice.scores or choice.completion_tokens:
+            self.acc.llm_calls += 1  # no candidate: the model was not asked
+        if not final:
+            # like the final answer request, the final choice is not one of the capped steps
+            self.acc.steps += 1
         self.acc.completion_tokens += choice.completion_tokens
         step = Step(index=self._next_index(), reply="", action=None, observation="",
                     model_seconds=seconds, info={"choice": choice.to_json(), "final": final})
