@@ -30,13 +30,13 @@ from ..errors import QueryError, SectionError
 from .answers import Refused, check, focus_words, match_citations
 from .backbones import Backbone, Message
 from .bridge import Bridge
-from .choice import choose
-from .compare import Comparison, is_comparison
+from .compare import Comparison
 from .context import Conversation, cap, read_cap
+from .engine_steps import EngineSteps, route_for
+from .menus import Menus
 from .profile import Budgets
 from .question import Question, analyze
-from .read import Reading, nlp, read_for, reader_for
-from .spans import Source, SpanIndex, keyed_values, shown, span_rules
+from .spans import Source, SpanIndex, shown
 from .state import EpisodeState
 from .steps import (
     NO_ANSWER,
@@ -46,10 +46,12 @@ from .steps import (
     Citation,
     Episode,
     Fetch,
+    Mistake,
+    NothingLeft,
     Search,
     Step,
     action_to_json,
-    render_action,
+    norm_query,
 )
 from .syntax import ActionError, Menu, parse_action
 from .tools import (
@@ -67,7 +69,7 @@ OUTLINE = "(sections)"
 EventSink = Callable[[dict[str, Any]], None]
 
 
-class Agent:
+class Agent(EngineSteps, Menus):
     """Runs one episode per ``run(question)`` over a backbone and a set of tools."""
 
     def __init__(self, backbone: Backbone, tools: Tools, manual: str,
@@ -135,7 +137,7 @@ class Agent:
             if lead:
                 try:
                     self._engine_read(lead)
-                except _NothingLeft:
+                except NothingLeft:
                     reason = "nothing-left"
                     break
                 continue
@@ -148,7 +150,7 @@ class Agent:
                 if self.use_grammar:
                     grammar = (self._answer_grammar() if now == "keyed"
                                else self._grammar(uncited_answer=False))
-            except _NothingLeft:
+            except NothingLeft:
                 reason = "nothing-left"
                 break
             answer = self._step(prompt, grammar)
@@ -169,7 +171,7 @@ class Agent:
         t0 = time.perf_counter()
         found = [s.query for s in suggest(coll, self.question)]
         if self.mode == "sieve" and self.budgets.plan:
-            self.route = _route(coll, self.q)
+            self.route = route_for(coll, self.q)
         if self.mode == "sieve" and self.budgets.plan and self.route is None:
             from .plan import plan
 
@@ -208,7 +210,7 @@ class Agent:
         self.acc.seeded = True
         self.acc.searches += 1
         if planned is not None:
-            self.st.done[("search", _norm_query(res.engine_query))] = 0
+            self.st.done[("search", norm_query(res.engine_query))] = 0
             ops, used = query_features(res.engine_query)
             self._ops.update(ops)
             self._fields.update(used)
@@ -245,14 +247,14 @@ class Agent:
             step.action = action
             if isinstance(action, Answer):
                 if not self.st.read:
-                    raise _Mistake("You have read nothing yet, and an answer must cite what "
+                    raise Mistake("You have read nothing yet, and an answer must cite what "
                                    "you read. Fetch the section that holds the answer, then "
                                    "answer citing it.")
                 answer = self._accept(action, step, final=False)
                 self._record(step, "")
                 return answer
             obs, turn_extra, progress = self._act(action, step)
-        except (ActionError, _Mistake, QueryError, SectionError) as e:
+        except (ActionError, Mistake, QueryError, SectionError) as e:
             obs, turn_extra = self._mistake(e, step), {}
         self._stall = 0 if progress else self._stall + 1
         self._record(step, obs, **turn_extra)
@@ -262,7 +264,7 @@ class Agent:
         """Run a tool action; returns the observation, trimming info for its turn, and
         whether it made progress (new documents on screen, or new text read)."""
         if isinstance(action, Search):
-            key: tuple[str, ...] = ("search", _norm_query(action.query))
+            key: tuple[str, ...] = ("search", norm_query(action.query))
             self._check_repeat(key, "search")
             ops, used = query_features(action.query)
             t0 = time.perf_counter()
@@ -336,155 +338,6 @@ class Agent:
         return (f"{head}\n{text}{link}{tail}", {"stub": stub, "read_key": (res.doc, name)},
                 True)
 
-    def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
-        """Step 0 of a route: one search that shows each compared thing's card, or the
-        bridge's named entity."""
-        assert self.route is not None
-        query, why = self.route.query(), self.route.why()
-        try:
-            res = self.tools.search(query, self.budgets.k)
-        except QueryError:
-            return None
-        head = f"Results of the search planned from the question ({why}): {query}"
-        return res, head, {"plan": query, "plan_why": why}
-
-    def _lead(self) -> str:
-        """A document the engine reads next without asking the model: each compared thing
-        and the person it names in the role compared; a bridge's entity and each document
-        its roles lead to. The model has nothing to choose there."""
-        task = self.route
-        for _ in range(4 if task is not None else 0):  # a read may add the next lead
-            pending = [d for d in task.leads() if not self.st.was_read(d)]
-            if pending:
-                return pending[0]
-            before = task.leads()
-            for doc in before:
-                task.on_read(doc, self.st.full(doc))
-            if task.leads() == before:
-                break
-        return ""
-
-    def _engine_read(self, doc: str) -> None:
-        """Read a document's best section as an engine step (no model call)."""
-        sections = self.tools.sections(doc)
-        if hasattr(self.tools, "rank_sections") and len(sections) > 1:
-            sections = self.tools.rank_sections(doc, sections)
-        step = Step(index=self._next_index(), reply="", action=None, observation="",
-                    info={"engine": True})
-        if not sections:
-            raise _NothingLeft()
-        cues = self.route.cues(doc) if self.route is not None else ()
-        if cues and len(sections) > 1:
-            # the section that names the role the route goes through next, if one does
-            body = {s["heading"]: s["text"].lower()
-                    for s in (self.tools.coll.document(doc) or {}).get("sections", [])}
-            named = [n for n in sections if any(c in body.get(n, "") or c in n.lower()
-                                                for c in cues)]
-            sections = named[:1] + [n for n in sections if n not in named[:1]]
-        action = Fetch(doc, sections[0])
-        step.action = action
-        step.reply = render_action(action)
-        try:
-            obs, extra, _progress = self._act(action, step)
-        except (_Mistake, QueryError, SectionError) as e:
-            obs, extra = self._mistake(e, step), {}
-        self._record(step, obs, **extra)
-        if self.route is not None:
-            self.route.on_read(doc, self.st.full(doc))
-
-    def _narrow(self, doc: str, section: str, text: str, step: Step) -> Reading | None:
-        """A prose read narrowed to the question (``read.py``): its best sentences and the
-        candidate answers in them. None for an infobox (its lines are the answers) or when
-        narrowing is off or finds nothing."""
-        if not self.budgets.narrow or section == "infobox":
-            return None
-        t0 = time.perf_counter()
-        try:
-            reader = reader_for(self.tools)
-            reading = read_for(self.q, text, (doc, section), *reader,
-                               shown=self.budgets.shown_sentences)
-        finally:
-            step.engine_seconds += time.perf_counter() - t0
-        if not reading.sentences:
-            return None
-        self.st.readings[(doc, section)] = reading
-        step.info["candidates"] = [c.text for c in reading.candidates[:8]]
-        return reading
-
-    def _choose(self, final: bool) -> Answer | None:
-        """Small models answer prose by choosing among the candidates of what they read
-        (``choice.py``): by likelihood in process, under a grammar of the candidates over a
-        server. Abstaining mid-episode costs the step (the model may read on); at the end it
-        means no answer."""
-        if self.route is not None and not self.route.answer_doc:
-            return self._settle()
-        keys = sorted(self.st.readings, key=lambda k: -self.st.read.get(k, 0))
-        if self.st.hop is not None and self.st.was_read(self.st.hop.doc):
-            keys = [k for k in keys if k[0] == self.st.hop.doc]
-        if self.route is not None:
-            # the answer is about where the roles lead, not about the entity named
-            keys = [k for k in keys if k[0] == self.route.answer_doc]
-        if not final:
-            keys = keys[:1]
-        newest = max(self.st.read, key=lambda k: self.st.read[k]) if self.st.read else None
-        self.st.chosen.update([*keys, *([newest] if newest else [])])
-        t0 = time.perf_counter()
-        choice = choose(self.backbone, self.q, [self.st.readings[k] for k in keys],
-                        self.budgets.choice, self.mode, tuple(self.st.titles.values()))
-        seconds = time.perf_counter() - t0
-        self.acc.model_seconds += seconds
-        if choice.scores or choice.completion_tokens:
-            self.acc.llm_calls += 1  # no candidate: the model was not asked
-        if not final:
-            # like the final answer request, the final choice is not one of the capped steps
-            self.acc.steps += 1
-        self.acc.completion_tokens += choice.completion_tokens
-        step = Step(index=self._next_index(), reply="", action=None, observation="",
-                    model_seconds=seconds, info={"choice": choice.to_json(), "final": final})
-        answer = None
-        if choice.answer is not None:
-            c = choice.answer
-            cites = (Citation(c.label[0], c.label[1], self.st.read_pages.get(c.label, "")),) \
-                if c.label else ()
-            answer = step.action = Answer(c.text, cites)
-            step.reply = render_action(answer)
-            self.acc.grounded = True
-        if answer is None:
-            step.error = f"no answer chosen: {choice.why}"
-            if final:
-                self.acc.no_answer = choice.why or "no candidate answer"
-            self._record(step, "" if final else "No candidate in what you read is clearly "
-                         "the answer. Read another section, or answer from what you read.")
-            return None
-        self._record(step, "")
-        return answer
-
-    def _settle(self) -> Answer | None:
-        """A route's own answer (``settled``): the option or yes of a comparison, from what
-        was read about each thing; the name a bridge's last role leads to. Cited where it
-        rests; none when what was read does not settle it."""
-        assert self.route is not None
-        self.st.chosen.add(("", ""))
-        t0 = time.perf_counter()
-        verdict = self.route.settled()
-        step = Step(index=self._next_index(), reply="", action=None, observation="",
-                    engine_seconds=time.perf_counter() - t0,
-                    info={"route": {"answer": verdict.answer if verdict else None,
-                                    "why": verdict.why if verdict else ""}})
-        if verdict is None:
-            self.acc.no_answer = "what was read does not settle the question"
-            step.error = f"no answer: {self.acc.no_answer}"
-            self._record(step, "")
-            return None
-        docs = self.route.sources()
-        cites = tuple(Citation(d, s, self.st.read_pages.get((d, s), ""))
-                      for d, s in self.st.read if d in docs)
-        answer = Answer(verdict.answer, cites, verdict.why)
-        step.action, step.reply = answer, render_action(answer)
-        self.acc.grounded = True
-        self._record(step, "")
-        return answer
-
     def _follow(self, doc: str, text: str, step: Step) -> str:
         """After a read (sieve mode): the documents it names become the first searches
         offered. With ``follow_links`` (small models), the link the question asks about is
@@ -508,30 +361,12 @@ class Agent:
             res = self.tools.search(hop.query, self.budgets.k)
         finally:
             step.engine_seconds += time.perf_counter() - t0
-        self.st.done[("search", _norm_query(hop.query))] = step.index
+        self.st.done[("search", norm_query(hop.query))] = step.index
         self.acc.searches += 1
         self.st.show(res.hits)
         step.info["hop"] = {"doc": hop.doc, "query": hop.query, "total": res.total,
                             "hits": [h.id for h in res.hits]}
         return link_text(hop, res.hits)
-
-    def _hop_grammar(self) -> Menu:
-        """The next reply while a link is being followed: its search, then a read of the
-        linked document; no answer yet (the question asks about the linked document)."""
-        hop = self.st.hop
-        if ("search", _norm_query(hop.query)) not in self.st.done:
-            return Menu.of(self.mode, self.tools.fields, [], [], uncited_answer=False,
-                           queries=[hop.query], free_search=False,
-                           thought_chars=self.budgets.thought_chars)
-        secs = self.st.unread(hop.doc, self.tools.sections(hop.doc), self.mode)
-        if self.budgets.sections_shown and hasattr(self.tools, "rank_sections"):
-            secs = self.tools.rank_sections(hop.doc, secs)[: self.budgets.sections_shown]
-        label = next((str(h.rank) for h in self.st.last_hits if h.id == hop.doc), hop.doc)
-        if hop.doc not in self.st.seen:
-            self.st.seen[hop.doc] = secs
-        return Menu.of(self.mode, self.tools.fields, [(label, secs)], [],
-                       uncited_answer=False, queries=[], free_search=False,
-                       thought_chars=self.budgets.thought_chars)
 
     def _search_text(self, res: SearchOutcome) -> str:
         left = self._queries_left() if self.budgets.compact else []
@@ -545,7 +380,7 @@ class Agent:
         answer (``_NoAnswer``)."""
         cites, bad = self._check_citations(action.citations)
         if bad and not final:
-            raise _Mistake(self._bad_citations(bad))
+            raise Mistake(self._bad_citations(bad))
         try:
             ok = check(action.text, cites, self.question, tuple(self.st.titles.values()),
                        self._spans() if self._span_rule() else None,
@@ -554,7 +389,7 @@ class Agent:
         except Refused as e:
             if final:
                 raise _NoAnswer(str(e)) from None
-            raise _Mistake(f"Not accepted: {e}.") from None
+            raise Mistake(f"Not accepted: {e}.") from None
         step.info.update(ok.notes)
         self.acc.grounded = self.acc.grounded or ok.grounded
         return Answer(ok.text, tuple(ok.citations), action.thought)
@@ -574,16 +409,16 @@ class Agent:
         if doc.isdigit():
             rank = int(doc)
             if not self.st.last_hits:
-                raise _Mistake(f"There is no search result yet, so rank {rank} means nothing. "
+                raise Mistake(f"There is no search result yet, so rank {rank} means nothing. "
                                "Search first, or fetch by a document id.")
             for h in self.st.last_hits:
                 if h.rank == rank:
                     return h.id
-            raise _Mistake(f"Rank {rank} is not in the last result, which has ranks "
+            raise Mistake(f"Rank {rank} is not in the last result, which has ranks "
                            f"1-{len(self.st.last_hits)}. Use one of those ranks or a document id.")
         if doc in self.st.seen or self.tools.sections(doc):
             return doc
-        raise _Mistake(f"No document has the id {doc!r}. Use a rank from the last result or an "
+        raise Mistake(f"No document has the id {doc!r}. Use a rank from the last result or an "
                        "id shown on a card.")
 
     def _match_section(self, doc_id: str, section: str) -> str:
@@ -604,7 +439,7 @@ class Agent:
             hint = ("change the words: loosen it, or pivot to another entity of the question, "
                     "or fetch a section from its cards" if what == "search" else
                     "fetch a different section or document, or answer")
-            raise _Mistake(f"You already ran this exact {what} at step {self.st.done[key]}; its "
+            raise Mistake(f"You already ran this exact {what} at step {self.st.done[key]}; its "
                            f"result is above. Do something different: {hint}.")
 
     def _check_citations(self, cites: tuple[Citation, ...]
@@ -726,82 +561,6 @@ class Agent:
         """Model calls are numbered from 1; step 0 is the engine's seed."""
         return sum(1 for s in self.steps if s.index > 0) + 1
 
-    def _queries_left(self) -> list[str]:
-        return [q for q in self.st.suggested if ("search", _norm_query(q)) not in self.st.done]
-
-    def _grammar(self, uncited_answer: bool = True) -> Menu:
-        """The grammar of the next reply: only actions that are new and useful. A search
-        already run and a section already read cannot be written; an answer only once
-        something was read (and, under the span rule, only as a span of shown text)."""
-        if self.st.hop_pending() and self.budgets.max_steps - self.acc.steps >= 1:
-            return self._hop_grammar()
-        fetchable: list[tuple[str, list[str]]] = []
-        for h in self.st.last_hits:
-            fetchable.append((str(h.rank), self.st.unread(h.id, h.sections, self.mode)))
-        last_ids = {h.id for h in self.st.last_hits}
-        # ids of documents seen earlier (newest 40): fetchable by id
-        for doc_id in list(self.st.seen)[-40:]:
-            if doc_id not in last_ids:
-                fetchable.append((doc_id, self.st.unread(doc_id, self.st.seen[doc_id],
-                                                         self.mode)))
-        if self.mode == "search-visit":
-            fetchable = [(lab, [WHOLE_DOCUMENT]) for lab, secs in fetchable if secs]
-        queries = self._queries_left() if self.budgets.suggest else None
-        free = self.budgets.free_search or not self.budgets.suggest
-        # A search whose results can no longer be read is wasted: none on the last step,
-        # and none on the last two while nothing has been read.
-        left = self.budgets.max_steps - self.acc.steps
-        first_read = self.budgets.read_before_search and not self.st.read and self.acc.seeded
-        if left <= 1 or (left <= 2 and not self.st.read) or first_read:
-            if has_fetch_now(fetchable):
-                queries, free = [], False
-        span_rules = self._span_grammar() if (self._span_rule() and self.st.read) else None
-        has_fetch = any(secs for _lab, secs in fetchable)
-        if not (queries or free or has_fetch or self.st.read):
-            raise _NothingLeft()
-        return Menu.of(self.mode, self.tools.fields, fetchable, self.st.citable(),
-                       uncited_answer=uncited_answer, queries=queries,
-                       free_search=free, span_rules=span_rules,
-                       thought_chars=self.budgets.thought_chars)
-
-    def _answer_now(self) -> str:
-        """What the next reply must be, for small models: 'keyed' once a read shows a 'key:
-        value' line whose key names a word of the question ('Created:' for 'when was it
-        created', ``answer_when_keyed``): the next reply can only be the answer, since a
-        small model otherwise wanders off to read more; 'choice' once a prose read has
-        candidate answers not chosen from yet (``choose``); '' otherwise."""
-        if self.route is not None and not self.route.answer_doc:
-            return "" if self._lead() or self.st.chosen else "choice"
-        if not self.st.read or self.st.hop_pending():
-            return ""
-        newest = max(self.st.read, key=lambda k: self.st.read[k])
-        # header lines: an infobox, or a whole document's (a prose section's 'x: y' lines
-        # are prose)
-        header = newest[1] in ("infobox", WHOLE_DOCUMENT)
-        if self.budgets.answer_when_keyed and self._span_rule() and header:
-            from .question import STOPWORDS
-
-            idx = SpanIndex([Source(self.st.read_text[newest], newest)])
-            if keyed_values(idx, self.question, STOPWORDS):
-                return "keyed"
-        reading = self.st.readings.get(newest)
-        if self.budgets.choice and reading is not None and reading.candidates \
-                and newest not in self.st.chosen:
-            return "choice"
-        return ""
-
-    def _span_grammar(self) -> str:
-        from .question import STOPWORDS
-
-        keys = self.st.answer_keys()
-        titles = list(dict.fromkeys(self.st.titles[d] for d, _s in keys if d in self.st.titles))
-        return span_rules(self._spans(), self.question, STOPWORDS, titles)
-
-    def _answer_grammar(self) -> Menu:
-        span_rules = self._span_grammar() if self._span_rule() else None
-        return Menu.of(self.mode, (), (), self.st.citable(), answer_only=True,
-                       span_rules=span_rules, thought_chars=0)
-
     def _call(self, messages: list[Message], max_tokens: int, grammar: Menu | None,
               prefill: str) -> Any:
         t0 = time.perf_counter()
@@ -843,23 +602,6 @@ class Agent:
             self.on_event(event)
 
 
-def _route(coll: Any, q: Question) -> Comparison | Bridge | None:
-    """The engine's route for a question that compares two things it names, or reaches its
-    answer through a role of a thing it names; None for every other question."""
-    if is_comparison(q):
-        comparison = Comparison(coll, q, nlp())
-        return comparison if comparison.queries else None
-    bridge = Bridge(coll, q, None)
-    if bridge:
-        bridge.entities = nlp()
-        return bridge
-    return None
-
-
-class _NothingLeft(Exception):
-    """No action is possible any more (nothing to search, fetch or answer from)."""
-
-
 class _NoAnswer(Exception):
     """The final answer failed its checks: the episode ends without one."""
 
@@ -871,20 +613,6 @@ def _whole_lines(comp: Any) -> str:
     if comp.finish_reason == "length" and "\n" in text.strip():
         return text.strip().rsplit("\n", 1)[0]
     return text
-
-
-def has_fetch_now(fetchable: list[tuple[str, list[str]]]) -> bool:
-    """Whether any listed document still has something to read."""
-    return any(secs for _label, secs in fetchable)
-
-
-def _norm_query(query: str) -> str:
-    """How two searches are compared for repeats: case and runs of whitespace ignored."""
-    return " ".join(query.split()).casefold()
-
-
-class _Mistake(Exception):
-    """A model mistake found by the loop itself (unknown rank, repeat, bad citation)."""
 
 
 def _first_line(text: str) -> str:

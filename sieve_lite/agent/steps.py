@@ -225,3 +225,16 @@ class Episode:
                 "citations": [asdict(c) for c in self.citations],
                 "evidence": self.evidence,
                 "accounting": accounting}
+
+
+class NothingLeft(Exception):
+    """No action is possible any more (nothing to search, fetch or answer from)."""
+
+
+class Mistake(Exception):
+    """A model mistake found by the loop itself (unknown rank, repeat, bad citation)."""
+
+
+def norm_query(query: str) -> str:
+    """How two searches are compared for repeats: case and runs of whitespace ignored."""
+    return " ".join(query.split()).casefold()

@@ -1,0 +1,200 @@
+"""The steps the engine takes without asking the model for its next action: the route's
+first search and the documents it leads to (``compare.py``, ``bridge.py``), a prose read
+narrowed to the question (``read.py``), the choice among its candidate answers
+(``choice.py``) and a route's own verdict.
+
+A mixin of ``loop.Agent``: it works on the episode's state, budgets and tools that the agent
+holds, and records its steps through the agent's ``_record``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..errors import QueryError, SectionError
+from .bridge import Bridge
+from .choice import choose
+from .compare import Comparison, is_comparison
+from .question import Question
+from .read import Reading, nlp, read_for, reader_for
+from .steps import Answer, Citation, Fetch, Mistake, NothingLeft, Step, render_action
+from .tools import SearchOutcome
+
+
+def route_for(coll: Any, q: Question) -> Comparison | Bridge | None:
+    """The engine's route for a question that compares two things it names, or reaches its
+    answer through a role of a thing it names; None for every other question."""
+    if is_comparison(q):
+        comparison = Comparison(coll, q, nlp())
+        return comparison if comparison.queries else None
+    bridge = Bridge(coll, q, None)
+    if bridge:
+        bridge.entities = nlp()
+        return bridge
+    return None
+
+
+class EngineSteps:
+    """Steps of the engine's own (no model action is asked for)."""
+
+    # set by loop.Agent
+    route: Comparison | Bridge | None
+    tools: Any
+    budgets: Any
+    st: Any
+    acc: Any
+    q: Question
+    backbone: Any
+    mode: str
+
+    def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
+        """Step 0 of a route: one search that shows each compared thing's card, or the
+        bridge's named entity."""
+        assert self.route is not None
+        query, why = self.route.query(), self.route.why()
+        try:
+            res = self.tools.search(query, self.budgets.k)
+        except QueryError:
+            return None
+        head = f"Results of the search planned from the question ({why}): {query}"
+        return res, head, {"plan": query, "plan_why": why}
+
+    def _lead(self) -> str:
+        """A document the engine reads next without asking the model: each compared thing
+        and the person it names in the role compared; a bridge's entity and each document
+        its roles lead to. The model has nothing to choose there."""
+        task = self.route
+        for _ in range(4 if task is not None else 0):  # a read may add the next lead
+            pending = [d for d in task.leads() if not self.st.was_read(d)]
+            if pending:
+                return pending[0]
+            before = task.leads()
+            for doc in before:
+                task.on_read(doc, self.st.full(doc))
+            if task.leads() == before:
+                break
+        return ""
+
+    def _engine_read(self, doc: str) -> None:
+        """Read a document's best section as an engine step (no model call)."""
+        sections = self.tools.sections(doc)
+        if hasattr(self.tools, "rank_sections") and len(sections) > 1:
+            sections = self.tools.rank_sections(doc, sections)
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    info={"engine": True})
+        if not sections:
+            raise NothingLeft()
+        cues = self.route.cues(doc) if self.route is not None else ()
+        if cues and len(sections) > 1:
+            # the section that names the role the route goes through next, if one does
+            body = {s["heading"]: s["text"].lower()
+                    for s in (self.tools.coll.document(doc) or {}).get("sections", [])}
+            named = [n for n in sections if any(c in body.get(n, "") or c in n.lower()
+                                                for c in cues)]
+            sections = named[:1] + [n for n in sections if n not in named[:1]]
+        action = Fetch(doc, sections[0])
+        step.action = action
+        step.reply = render_action(action)
+        try:
+            obs, extra, _progress = self._act(action, step)
+        except (Mistake, QueryError, SectionError) as e:
+            obs, extra = self._mistake(e, step), {}
+        self._record(step, obs, **extra)
+        if self.route is not None:
+            self.route.on_read(doc, self.st.full(doc))
+
+    def _narrow(self, doc: str, section: str, text: str, step: Step) -> Reading | None:
+        """A prose read narrowed to the question (``read.py``): its best sentences and the
+        candidate answers in them. None for an infobox (its lines are the answers) or when
+        narrowing is off or finds nothing."""
+        if not self.budgets.narrow or section == "infobox":
+            return None
+        t0 = time.perf_counter()
+        try:
+            reader = reader_for(self.tools)
+            reading = read_for(self.q, text, (doc, section), *reader,
+                               shown=self.budgets.shown_sentences)
+        finally:
+            step.engine_seconds += time.perf_counter() - t0
+        if not reading.sentences:
+            return None
+        self.st.readings[(doc, section)] = reading
+        step.info["candidates"] = [c.text for c in reading.candidates[:8]]
+        return reading
+
+    def _choose(self, final: bool) -> Answer | None:
+        """Small models answer prose by choosing among the candidates of what they read
+        (``choice.py``): by likelihood in process, under a grammar of the candidates over a
+        server. Abstaining mid-episode costs the step (the model may read on); at the end it
+        means no answer."""
+        if self.route is not None and not self.route.answer_doc:
+            return self._settle()
+        keys = sorted(self.st.readings, key=lambda k: -self.st.read.get(k, 0))
+        if self.st.hop is not None and self.st.was_read(self.st.hop.doc):
+            keys = [k for k in keys if k[0] == self.st.hop.doc]
+        if self.route is not None:
+            # the answer is about where the roles lead, not about the entity named
+            keys = [k for k in keys if k[0] == self.route.answer_doc]
+        if not final:
+            keys = keys[:1]
+        newest = max(self.st.read, key=lambda k: self.st.read[k]) if self.st.read else None
+        self.st.chosen.update([*keys, *([newest] if newest else [])])
+        t0 = time.perf_counter()
+        choice = choose(self.backbone, self.q, [self.st.readings[k] for k in keys],
+                        self.budgets.choice, self.mode, tuple(self.st.titles.values()))
+        seconds = time.perf_counter() - t0
+        self.acc.model_seconds += seconds
+        if choice.scores or choice.completion_tokens:
+            self.acc.llm_calls += 1  # no candidate: the model was not asked
+        if not final:
+            # like the final answer request, the final choice is not one of the capped steps
+            self.acc.steps += 1
+        self.acc.completion_tokens += choice.completion_tokens
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    model_seconds=seconds, info={"choice": choice.to_json(), "final": final})
+        answer = None
+        if choice.answer is not None:
+            c = choice.answer
+            cites = (Citation(c.label[0], c.label[1], self.st.read_pages.get(c.label, "")),) \
+                if c.label else ()
+            answer = step.action = Answer(c.text, cites)
+            step.reply = render_action(answer)
+            self.acc.grounded = True
+        if answer is None:
+            step.error = f"no answer chosen: {choice.why}"
+            if final:
+                self.acc.no_answer = choice.why or "no candidate answer"
+            self._record(step, "" if final else "No candidate in what you read is clearly "
+                         "the answer. Read another section, or answer from what you read.")
+            return None
+        self._record(step, "")
+        return answer
+
+    def _settle(self) -> Answer | None:
+        """A route's own answer (``settled``): the option or yes of a comparison, from what
+        was read about each thing; the name a bridge's last role leads to. Cited where it
+        rests; none when what was read does not settle it."""
+        assert self.route is not None
+        self.st.chosen.add(("", ""))
+        t0 = time.perf_counter()
+        verdict = self.route.settled()
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    engine_seconds=time.perf_counter() - t0,
+                    info={"route": {"answer": verdict.answer if verdict else None,
+                                    "why": verdict.why if verdict else ""}})
+        if verdict is None:
+            self.acc.no_answer = "what was read does not settle the question"
+            step.error = f"no answer: {self.acc.no_answer}"
+            self._record(step, "")
+            return None
+        docs = self.route.sources()
+        cites = tuple(Citation(d, s, self.st.read_pages.get((d, s), ""))
+                      for d, s in self.st.read if d in docs)
+        answer = Answer(verdict.answer, cites, verdict.why)
+        step.action, step.reply = answer, render_action(answer)
+        self.acc.grounded = True
+        self._record(step, "")
+        return answer
+
+
+__all__ = ["EngineSteps", "route_for"]
