@@ -46,6 +46,7 @@ class EngineSteps:
     q: Question
     backbone: Any
     mode: str
+    steps: list[Step]
 
     def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
         """Step 0 of a route: one search that shows each compared thing's card, or the
@@ -64,7 +65,9 @@ class EngineSteps:
         and the person it names in the role compared; a bridge's entity and each document
         its roles lead to. The model has nothing to choose there."""
         task = self.route
-        for _ in range(4 if task is not None else 0):  # a read may add the next lead
+        if task is None:
+            return self._first_read()
+        for _ in range(4):  # a read may add the next lead
             pending = [d for d in task.leads() if not self.st.was_read(d)]
             if pending:
                 return pending[0]
@@ -75,8 +78,21 @@ class EngineSteps:
                 break
         return ""
 
+    def _first_read(self) -> str:
+        """With ``engine_first_read`` (small models, sieve mode): step 0's first card, to be
+        read at its best-ranked section before the model acts; '' otherwise."""
+        if not (self.budgets.engine_first_read and self.mode == "sieve" and self.acc.seeded
+                and not self.st.read and not self.st.chosen and self.st.last_hits):
+            return ""
+        if self.st.hop_pending() or len(self.steps) > 1:
+            return ""  # only as the first action
+        return str(self.st.last_hits[0].id)
+
     def _engine_read(self, doc: str) -> None:
-        """Read a document's best section as an engine step (no model call)."""
+        """Read a document's best section as an engine step (no model call). A route's reads
+        are the route's; the first read of a question without one counts as a step."""
+        if self.route is None:
+            self.acc.steps += 1
         sections = self.tools.sections(doc)
         if hasattr(self.tools, "rank_sections") and len(sections) > 1:
             sections = self.tools.rank_sections(doc, sections)

@@ -127,6 +127,11 @@ class Budgets:
     # Small models choose a prose answer among the reader's candidates (choice.py):
     # 'likelihood' (in process; 'grammar' over a server), '' to answer freely.
     choice: str = ""
+    # Small models, sieve mode: the first read is the engine's, the best-ranked section of
+    # step 0's first card (bench/ask.py: SmolLM2-135M fetched another of the three sections
+    # shown in 12 of the 14 natural questions it read the right PEP but the wrong section of,
+    # and in 12 of them the engine had ranked the right one first).
+    engine_first_read: bool = False
 
 
 def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None, *,
@@ -144,7 +149,8 @@ def budgets_for(params: int | None, n_ctx: int, base: Budgets | None = None, *,
                        sections_shown=3, thought_chars=0, free_search=False, stall_limit=2,
                        action_tokens=40, answer_tokens=24, max_answer_chunks=1200,
                        answer_when_keyed=True, prose_answers=False, read_before_search=True,
-                       follow_links=True, shown_sentences=4, choice="likelihood")
+                       follow_links=True, shown_sentences=4, choice="likelihood",
+                       engine_first_read=True)
     if params is not None and params < 10 * SMALL_PARAMS:
         return replace(b, k=5, max_steps=30, read_tokens=min(4000, n_ctx // 4),
                        thought_chars=160)
