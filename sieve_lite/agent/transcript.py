@@ -112,7 +112,12 @@ class LiveView:
         if e.get("prefill"):
             label = "forced"
         if e.get("info", {}).get("seed"):
-            label = "step 0 (engine: the question's words)"
+            why = e["info"].get("plan_why") or "the question's words"
+            label = f"step 0 (engine: {escape(why)})"
+            timing = f"engine {e.get('engine_seconds', 0) * 1000:.0f}ms"
+        elif e.get("info", {}).get("engine"):
+            # a read the engine made itself (a route's, or a small model's first)
+            label = f"step {e.get('index')} (engine)"
             timing = f"engine {e.get('engine_seconds', 0) * 1000:.0f}ms"
         if action.get("thought"):
             c.print(f"[dim italic]  thought: {escape(action['thought'])}[/dim italic]")
