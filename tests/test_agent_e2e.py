@@ -41,7 +41,12 @@ def test_ask_end_to_end_with_the_default_gguf(mini_db: Path, tmp_path: Path) -> 
     assert acc["stop_reason"] in ("answer", "step-cap", "context", "no-progress",
                                   "nothing-left")
     assert 1 <= acc["llm_calls"] <= 3 and acc["steps"] <= 2
-    assert acc["distinct_tokens"] > 0 and acc["accumulated_prompt_tokens"] >= acc["distinct_tokens"] - acc["completion_tokens"]  # noqa: E501
+    # distinct tokens count all that was shown, the engine's own read included, even when the
+    # model saw that read only narrowed to its best sentences (a choice among candidates)
+    assert acc["distinct_tokens"] > 0 and acc["accumulated_prompt_tokens"] > 0
+    if any(e["event"] == "step" and e["index"] > 0 and e["prompt_tokens"]
+           for e in map(json.loads, transcript.read_text().splitlines())):
+        assert acc["accumulated_prompt_tokens"] >= acc["distinct_tokens"] - acc["completion_tokens"]  # noqa: E501
     assert acc["model_seconds"] > 0 and acc["wall_seconds"] >= acc["model_seconds"]
     for c in out["citations"]:
         assert set(c) == {"doc", "section", "pages"}  # pages: '' unless the source has them

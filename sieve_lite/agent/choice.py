@@ -50,6 +50,7 @@ class Choice:
     scores: list[dict[str, Any]] = field(default_factory=list)
     why: str = ""                          # why it abstained ('' when it answered)
     completion_tokens: int = 0             # what the model wrote (grammar)
+    prompt_tokens: int = 0                 # the reading prompt the model processed
 
     def to_json(self) -> dict[str, Any]:
         return {"answer": self.answer.text if self.answer else None, "method": self.method,
@@ -141,7 +142,12 @@ def by_likelihood(backbone: Any, q: Question | str, text: str,
     shares = combine(pool, per_token)
     extra = [{"loglik": round(x, 3), "per_token": round(p, 3)}
              for x, p in zip(ll, per_token, strict=True)]
-    return decide(pool, shares, "likelihood", extra)
+    got = decide(pool, shares, "likelihood", extra)
+    render = getattr(backbone, "render", None)
+    shown = render(msgs, "Answer:") if render is not None else \
+        "\n".join(m["content"] for m in msgs)
+    got.prompt_tokens = backbone.count_tokens(shown)
+    return got
 
 
 GRAMMAR_BOOST = 3.0    # the model's pick under the grammar counts this many times its prior
@@ -177,6 +183,7 @@ def by_grammar(backbone: Any, q: Question | str, text: str, cands: Sequence[Cand
     extra = [{"picked": i in hit} for i in range(len(pool))]
     choice = decide(pool, shares, "grammar", extra)
     choice.completion_tokens = comp.completion_tokens
+    choice.prompt_tokens = comp.prompt_tokens
     return choice
 
 

@@ -166,6 +166,9 @@ class EngineSteps:
             # like the final answer request, the final choice is not one of the capped steps
             self.acc.steps += 1
         self.acc.completion_tokens += choice.completion_tokens
+        # the reading prompt the model scored or wrote under is a prompt it processed
+        self.acc.accumulated_prompt_tokens += choice.prompt_tokens
+        self.acc.peak_prompt_tokens = max(self.acc.peak_prompt_tokens, choice.prompt_tokens)
         step = Step(index=self._next_index(), reply="", action=None, observation="",
                     model_seconds=seconds, info={"choice": choice.to_json(), "final": final})
         answer = None
