@@ -419,12 +419,14 @@ def test_cli_takes_the_defaults_ask_takes(toy_db: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_agent_with_the_real_model(toy_db: Path, tmp_path: Path) -> None:
-    """One real episode (the default GGUF, one step, forced answer) through the command."""
+    """One real episode (the default GGUF, one step, final answer) through the command. The
+    one step is the engine's first read (a small model's, in sieve mode); the final answer
+    is the model's call."""
     p = cli("eval", str(toy_db), str(QUESTIONS), "--modes", "sieve", "--limit", "1",
             "--max-steps", "1", "-o", "out", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     rows = read_results(tmp_path / "out" / "results.jsonl")
-    assert len(rows) == 1 and rows[0]["run"] == "agent" and rows[0]["llm_calls"] >= 2
+    assert len(rows) == 1 and rows[0]["run"] == "agent" and rows[0]["llm_calls"] >= 1
     assert rows[0]["backbone"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert (tmp_path / "out" / rows[0]["transcript"]).exists()
     assert "agent   sieve" in p.stdout
