@@ -177,6 +177,32 @@ def test_a_bridge_goes_through_the_role_the_question_names(wiki: Path) -> None:
         assert not Bridge(coll, "Who wrote about volcanoes?", None)
 
 
+def test_a_quoted_blank_is_filled_from_the_text_not_by_the_model() -> None:
+    from sieve_lite.agent.choice import choose
+    from sieve_lite.agent.read import fill_blank
+
+    text = ("Open issues remain. Should C modules listed in \"Undocumented modules\" be "
+            "removed too? The old basic REPL stays as a fallback for users.")
+    q = ("In PEP 356's section \"Open issues\", which word fills the blank: \"- should C "
+         "modules listed in \"___ modules\" be removed too?\"")
+    assert fill_blank(q, text) == ("Undocumented", text.index("Undocumented"))
+    # a blank that opens the passage: the one word before what matches
+    assert fill_blank('Which word fills the blank: "___ stays as a fallback for users"?',
+                      text) == ("REPL", text.index("REPL"))
+    # more than one word, between matching words
+    assert fill_blank('Fill the blank: "removed too? The ___ stays as a fallback"', text) \
+        == ("old basic REPL", text.index("old basic"))
+    # too little of the passage matches: no fill, rather than a guess
+    assert fill_blank('Fill the blank: "the ___ modules"', text) is None
+    assert fill_blank("Which modules are undocumented?", text) is None
+    reading = read_for(q, text, ("pep-0356", "Open issues"), lambda _w: 1.0, use_nlp=False)
+    assert reading.candidates[0].kind == "blank"
+    bb = ScriptedBackbone([])  # the text decides: the model is not asked
+    got = choose(bb, q, [reading], "likelihood", "sieve")
+    assert got.answer is not None and got.answer.text == "Undocumented" and not bb.calls
+    assert got.answer.label == ("pep-0356", "Open issues")
+
+
 # ------------------------------------------------------------------------ with the model
 @pytest.mark.slow
 def test_the_shipped_model_chooses_a_prose_answer_by_likelihood() -> None:

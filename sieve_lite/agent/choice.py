@@ -197,6 +197,12 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
 
     q = analyze(q)
     cands = sorted((c for r in readings for c in r.candidates), key=lambda c: -c.prior)
+    blanks = list(dict.fromkeys(c.text for c in cands if c.kind == "blank"))
+    if len(blanks) == 1:
+        # the quoted passage was found with its blank: the text fills it, not a guess
+        c = next(c for c in cands if c.kind == "blank")
+        return Choice(c, "text", [{"text": c.text, "kind": c.kind, "prior": c.prior,
+                                   "coverage": c.coverage, "share": 1.0}])
     text = "\n".join(r.text() for r in readings)
     if method == "likelihood" and hasattr(backbone, "score"):
         got = by_likelihood(backbone, q, text, cands)

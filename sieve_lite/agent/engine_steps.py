@@ -160,7 +160,7 @@ class EngineSteps:
                         self.budgets.choice, self.mode, tuple(self.st.titles.values()))
         seconds = time.perf_counter() - t0
         self.acc.model_seconds += seconds
-        if choice.scores or choice.completion_tokens:
+        if choice.method != "text" and (choice.scores or choice.completion_tokens):
             self.acc.llm_calls += 1  # no candidate: the model was not asked
         if not final:
             # like the final answer request, the final choice is not one of the capped steps

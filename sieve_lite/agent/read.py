@@ -416,14 +416,73 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
     return sorted(out.values(), key=lambda c: (-c.prior, len(c.text)))
 
 
+_BLANK = re.compile(r"_{2,}")
+_WORD = re.compile(r"\w+")
+MIN_BLANK_CONTEXT = 4   # words around a blank that must match the text, on both sides at once
+MAX_BLANK_WORDS = 4     # words a blank may stand for
+
+
+def fill_blank(question: str, text: str) -> tuple[str, int] | None:
+    """The words of ``text`` that fill the blank ('___') of a passage the question quotes,
+    and where they start: the place whose words before and after match the question's words
+    around the blank for longest (at least ``MIN_BLANK_CONTEXT`` of them, with at least one
+    on each side the blank has). None without a blank, or when no place matches well enough.
+    The text decides: a blank filled by its own sentence needs no model."""
+    m = _BLANK.search(question)
+    if m is None:
+        return None
+    before, after = question[: m.start()], question[m.end():]
+    # a blank that opens or closes the quoted passage has no passage words on that side
+    left = [] if re.search(r"[\"“']\s*$", before) else \
+        [w.lower() for w in _WORD.findall(before)]
+    right = [] if re.match(r"\s*[\"”']", after) else [w.lower() for w in _WORD.findall(after)]
+    toks = list(_WORD.finditer(text))
+    low = [t.group(0).lower() for t in toks]
+    best: tuple[int, int, int] | None = None   # (score, -words, start)
+    found: tuple[int, int] | None = None
+    for i in range(len(toks)):
+        back = 0
+        while back < len(left) and i - 1 - back >= 0 and low[i - 1 - back] == left[-1 - back]:
+            back += 1
+        if left and back == 0:
+            continue
+        for n in range(1, MAX_BLANK_WORDS + 1):
+            if i + n > len(toks):
+                break
+            fwd = 0
+            while fwd < len(right) and i + n + fwd < len(toks) and \
+                    low[i + n + fwd] == right[fwd]:
+                fwd += 1
+            if right and fwd == 0:
+                continue
+            score = back + fwd
+            if score >= MIN_BLANK_CONTEXT and (best is None or (score, -n) > best[:2]):
+                best, found = (score, -n, i), (i, n)
+    if found is None:
+        return None
+    i, n = found
+    start, end = toks[i].start(), toks[i + n - 1].end()
+    return text[start:end], start
+
+
 def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
              idf: Callable[[str], float], embed: Callable[[list[str]], Any] | None = None,
              shown: int = SHOWN_SENTENCES, use_nlp: bool = True) -> Reading:
-    """Narrow one read to the question: its best sentences and their candidates."""
+    """Narrow one read to the question: its best sentences and their candidates. A blank
+    the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
     q = analyze(q)
-    ranked = rank_sentences(q, split_sentences(text), idf, embed)
+    sentences = split_sentences(text)
+    ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
     cands = score_candidates(q, ranked, label, use_nlp)
+    filled = fill_blank(q.text, text)
+    if filled is not None:
+        fill, _at = filled
+        where = next((s for s in ranked if fill in s.text), None)
+        if where is not None and where not in keep:
+            keep = [where, *keep[: max(0, shown - 1)]]
+        cands = [Candidate(fill, "blank", where.index if where else 0, 1.0, label, 1.0),
+                 *(c for c in cands if c.text != fill)]
     return Reading(label, keep, cands[: MAX_CANDIDATES * 2])
 
 
