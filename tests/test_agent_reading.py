@@ -195,6 +195,12 @@ def test_a_quoted_blank_is_filled_from_the_text_not_by_the_model() -> None:
     # too little of the passage matches: no fill, rather than a guess
     assert fill_blank('Fill the blank: "the ___ modules"', text) is None
     assert fill_blank("Which modules are undocumented?", text) is None
+    # an apostrophe next to the blank is the passage's, not a quotation mark
+    assert fill_blank('Fill the blank: "Barry ___\'s original idea was for fat files."',
+                      "Barry Warsaw's original idea was for fat files.")[0] == "Warsaw"
+    # a document number inside the quoted passage is not the document asked about
+    assert analyze('In PEP 3141\'s section "Abstract", which word fills the blank: "a '
+                   'hierarchy of ___ Base Classes (PEP 3119)"').docnums == (("PEP", "3141"),)
     reading = read_for(q, text, ("pep-0356", "Open issues"), lambda _w: 1.0, use_nlp=False)
     assert reading.candidates[0].kind == "blank"
     bb = ScriptedBackbone([])  # the text decides: the model is not asked

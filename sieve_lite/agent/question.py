@@ -157,7 +157,7 @@ def _analyze(text: str) -> Question:
         people=tuple(people), authors=tuple(p for p in people if _authored(text, p)),
         quotes=quotes,
         title_cues=tuple(m.group(1) for m in _TITLE_CUE.finditer(text)),
-        docnums=tuple((m.group(1), m.group(2)) for m in _DOCNUM.finditer(text)),
+        docnums=_docnums(text),
         dates=tuple(_dates(text)), target=target,
         keywords=tuple(dict.fromkeys([*_keywords(text), *(w for x in quotes if len(_words(x)) == 1
                                                          for w in _words(x))])),
@@ -203,6 +203,18 @@ def names(text: str) -> list[str]:
             flush()
     flush()
     return list(dict.fromkeys(out))
+
+
+def _docnums(text: str) -> tuple[tuple[str, str], ...]:
+    """The document numbers the question names ('PEP 572'). When it quotes a passage with a
+    blank to fill, a number inside the passage is the passage's own word, not the document
+    asked about: those before the first quotation mark are kept, when there are any."""
+    found = list(_DOCNUM.finditer(text))
+    if "__" in text:
+        first = min((i for i in (text.find('"'), text.find("“")) if i >= 0), default=-1)
+        outside = [m for m in found if first < 0 or m.start() < first]
+        found = outside or found
+    return tuple((m.group(1), m.group(2)) for m in found)
 
 
 def _keywords(text: str) -> list[str]:

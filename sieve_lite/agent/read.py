@@ -433,9 +433,11 @@ def fill_blank(question: str, text: str) -> tuple[str, int] | None:
         return None
     before, after = question[: m.start()], question[m.end():]
     # a blank that opens or closes the quoted passage has no passage words on that side
-    left = [] if re.search(r"[\"“']\s*$", before) else \
+    # (an apostrophe is a quotation mark only away from a word: "Barry ___'s idea")
+    left = [] if re.search(r"(?:[\"“]|(?<!\w)')\s*$", before) else \
         [w.lower() for w in _WORD.findall(before)]
-    right = [] if re.match(r"\s*[\"”']", after) else [w.lower() for w in _WORD.findall(after)]
+    right = [] if re.match(r"\s*(?:[\"”]|'(?!\w))", after) else \
+        [w.lower() for w in _WORD.findall(after)]
     toks = list(_WORD.finditer(text))
     low = [t.group(0).lower() for t in toks]
     best: tuple[int, int, int] | None = None   # (score, -words, start)
