@@ -225,13 +225,20 @@ class Bridge:
         """The documents to read, in order (none once the bridge broke)."""
         return [] if self.stuck else list(self.path)
 
-    def cues(self, doc: str) -> tuple[str, ...]:
-        """Word stems the section to read of ``doc`` should hold: the role about to be gone
-        through ('desig' for 'designer': a page's 'Design' section names its designer, its
-        introduction may not). Empty when nothing is about to be gone through there."""
-        if self.stuck or not self.path or doc != self.path[-1] or self.done >= len(self.hops):
-            return ()
-        return tuple(dict.fromkeys(w[:5] for w in self.hops[self.done].cues if len(w) > 2))
+    def prefer(self, doc: str, sections: list[str]) -> list[str]:
+        """``sections`` of ``doc`` (best first) with the first one that names the role about
+        to be gone through moved to the front ('desig' for 'designer': a page's 'Design'
+        section names its designer, its introduction may not); unchanged when no role is
+        about to be gone through there, or no section names it."""
+        if self.stuck or not self.path or doc != self.path[-1] or self.done >= len(self.hops) \
+                or len(sections) < 2:
+            return sections
+        stems = {w[:5] for w in self.hops[self.done].cues if len(w) > 2}
+        body = {s["heading"]: s["text"].lower()
+                for s in (self.coll.document(doc) or {}).get("sections", [])}
+        named = next((n for n in sections
+                      if any(c in body.get(n, "") or c in n.lower() for c in stems)), None)
+        return sections if named is None else [named, *(n for n in sections if n != named)]
 
     def on_read(self, doc: str, text: str) -> None:
         """After reading the current document: go through the next role (its filler's

@@ -370,9 +370,9 @@ class Comparison:
     stuck = ""        # a comparison never breaks: a side left unread is an unknown value
     answer_doc = ""   # ... and is not answered by choosing from one document
 
-    def cues(self, doc: str) -> tuple[str, ...]:
-        """Nothing to prefer: a compared thing is read at its best section."""
-        return ()
+    def prefer(self, doc: str, sections: list[str]) -> list[str]:
+        """A compared thing is read at its best section: ``sections`` unchanged."""
+        return sections
 
     def why(self) -> str:
         return "it compares " + " and ".join(self.doc_of)

@@ -81,33 +81,26 @@ class EngineSteps:
     def _first_read(self) -> str:
         """With ``engine_first_read`` (small models, sieve mode): step 0's first card, to be
         read at its best-ranked section before the model acts; '' otherwise."""
+        # only as the first action: nothing but step 0's search came before it
         if not (self.budgets.engine_first_read and self.mode == "sieve" and self.acc.seeded
-                and not self.st.read and not self.st.chosen and self.st.last_hits):
+                and len(self.steps) == 1 and self.st.last_hits):
             return ""
-        if self.st.hop_pending() or len(self.steps) > 1:
-            return ""  # only as the first action
         return str(self.st.last_hits[0].id)
 
     def _engine_read(self, doc: str) -> None:
         """Read a document's best section as an engine step (no model call). A route's reads
         are the route's; the first read of a question without one counts as a step."""
-        if self.route is None:
-            self.acc.steps += 1
         sections = self.tools.sections(doc)
-        if hasattr(self.tools, "rank_sections") and len(sections) > 1:
-            sections = self.tools.rank_sections(doc, sections)
-        step = Step(index=self._next_index(), reply="", action=None, observation="",
-                    info={"engine": True})
         if not sections:
             raise NothingLeft()
-        cues = self.route.cues(doc) if self.route is not None else ()
-        if cues and len(sections) > 1:
-            # the section that names the role the route goes through next, if one does
-            body = {s["heading"]: s["text"].lower()
-                    for s in (self.tools.coll.document(doc) or {}).get("sections", [])}
-            named = [n for n in sections if any(c in body.get(n, "") or c in n.lower()
-                                                for c in cues)]
-            sections = named[:1] + [n for n in sections if n not in named[:1]]
+        if self.route is None:
+            self.acc.steps += 1
+        if hasattr(self.tools, "rank_sections") and len(sections) > 1:
+            sections = self.tools.rank_sections(doc, sections)
+        if self.route is not None:
+            sections = self.route.prefer(doc, sections)
+        step = Step(index=self._next_index(), reply="", action=None, observation="",
+                    info={"engine": True})
         action = Fetch(doc, sections[0])
         step.action = action
         step.reply = render_action(action)

@@ -440,8 +440,7 @@ def fill_blank(question: str, text: str) -> tuple[str, int] | None:
         [w.lower() for w in _WORD.findall(after)]
     toks = list(_WORD.finditer(text))
     low = [t.group(0).lower() for t in toks]
-    best: tuple[int, int, int] | None = None   # (score, -words, start)
-    found: tuple[int, int] | None = None
+    best: tuple[int, int, int] | None = None   # (words matched, -words filled, start)
     for i in range(len(toks)):
         back = 0
         while back < len(left) and i - 1 - back >= 0 and low[i - 1 - back] == left[-1 - back]:
@@ -459,10 +458,10 @@ def fill_blank(question: str, text: str) -> tuple[str, int] | None:
                 continue
             score = back + fwd
             if score >= MIN_BLANK_CONTEXT and (best is None or (score, -n) > best[:2]):
-                best, found = (score, -n, i), (i, n)
-    if found is None:
+                best = (score, -n, i)
+    if best is None:
         return None
-    i, n = found
+    n, i = -best[1], best[2]
     start, end = toks[i].start(), toks[i + n - 1].end()
     return text[start:end], start
 
