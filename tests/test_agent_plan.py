@@ -13,7 +13,7 @@ from sieve_lite.agent.answers import type_mismatch, whole_title
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.hops import references
 from sieve_lite.agent.loop import Agent, Budgets
-from sieve_lite.agent.plan import clauses, date_clauses, plan
+from sieve_lite.agent.plan import clauses, date_clauses, plan, title_words
 from sieve_lite.agent.spans import question_target
 from sieve_lite.agent.tools import CollectionTools
 from tests.test_agent_loop import build_db
@@ -92,11 +92,20 @@ def test_date_phrases() -> None:
 def test_a_question_without_a_stated_constraint_still_gets_a_plan(dbs: dict) -> None:
     """No name, date, number or quote: the plan is the question's content words (never its
     stopwords), ranked; a name written with capitals selects; a run of words that is a
-    title here becomes a title phrase, checked against the ranker."""
+    title here becomes a title phrase, checked against the ranker; words that together
+    say most of one title select it."""
     with sieve_lite.open(dbs["peps"]) as c:
-        p = plan(c, "which proposal changed how division works")
-        assert p is not None and p.query == "proposal OR changed OR division OR works"
+        p = plan(c, "which proposal talks about how numbers get rounded")
+        assert p is not None and p.query == "proposal OR numbers"  # words the index holds
         assert not {"which", "how"} & set(p.query.lower().split())
+        # 'changed ... division' says two of the three words of 'Changing the Division
+        # Operator': the title's words select it, stems and all
+        p = plan(c, "which proposal changed how division works")
+        assert p is not None and p.query == "chang* division[title]"
+        assert "in one title here" in p.why
+        assert [r.id for r in c.search(p.query, k=3).results] == ["pep-0238"]
+        # two words of 'Network Security Enhancements for Python 2.7.x' do not name it
+        assert title_words(c, "How does a network check security?") == []
         p = plan(c, "Who wrote the proposal for changing the division operator?")
         assert p is not None and '"changing the division operator"[title]' in p.query
         assert c.search(p.query, k=1).results[0].id == "pep-0238"

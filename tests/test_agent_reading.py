@@ -20,7 +20,15 @@ from sieve_lite.agent.choice import Choice, decide
 from sieve_lite.agent.compare import dates_in, is_comparison, subjects
 from sieve_lite.agent.compare import decide as compare
 from sieve_lite.agent.question import analyze
-from sieve_lite.agent.read import Candidate, Reading, Sentence, extract, read_for, split_sentences
+from sieve_lite.agent.read import (
+    Candidate,
+    Reading,
+    Sentence,
+    extract,
+    nlp,
+    read_for,
+    split_sentences,
+)
 from sieve_lite.agent.run import run_question
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -113,9 +121,26 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert tied.answer is None and "about as likely" in tied.why
     loose = decide(_cands(0.5, 0.1), [0.9, 0.1], "likelihood")
     assert loose.answer is None and "loosely" in loose.why
-    unlikely = decide(_cands(0.9, 0.1), [0.9, 0.1], "likelihood", [{"per_token": -4.0}, {}])
+    unlikely = decide(_cands(0.9, 0.1), [0.7, 0.3], "likelihood", [{"per_token": -4.0}, {}])
     assert unlikely.answer is None and "unlikely" in unlikely.why
     aside = decide(_cands(0.9, 0.1, coverage=0.1), [0.9, 0.1], "likelihood")
+    assert aside.answer is None and "something else" in aside.why
+
+
+def test_a_sure_model_outweighs_a_loose_prior_but_not_a_sentence_about_something_else() -> None:
+    sure = [{"per_token": -3.0}, {"per_token": -6.0}, {"per_token": -7.0}]
+    got = decide(_cands(0.4, 0.9, 0.9), [0.9, 0.06, 0.04], "likelihood", sure)
+    assert got.answer is not None and got.answer.text == "c0"
+    # eight times the second is the bar: 0.85 against 0.15 is not sure
+    near = decide(_cands(0.4, 0.9), [0.85, 0.15], "likelihood", sure[:2])
+    assert near.answer is None and "loosely" in near.why
+    # a lone candidate holds all the belief by construction
+    alone = decide(_cands(0.4), [1.0], "likelihood", sure[:1])
+    assert alone.answer is None
+    # without the model's likelihood (a grammar pick) the prior gate stays
+    picked = decide(_cands(0.4, 0.9, 0.9), [0.9, 0.06, 0.04], "grammar")
+    assert picked.answer is None
+    aside = decide(_cands(0.4, 0.9, coverage=0.1), [0.95, 0.05], "likelihood", sure[:2])
     assert aside.answer is None and "something else" in aside.why
 
 
@@ -132,6 +157,27 @@ def test_dates_and_comparisons_from_text() -> None:
         "Steven Perry"
     # a side that does not say is no answer, never a guess
     assert compare(q, {**texts, "Steven Perry": "Steven Perry is a player."}) is None
+
+
+def test_a_country_is_said_by_its_demonym() -> None:
+    both = "Are Local H and For Against both from the United States?"
+    texts = {"Local H": "Local H is an American rock band from Zion, Illinois.",
+             "For Against": "For Against is an American post-punk band from Lincoln."}
+    assert compare(both, texts).answer == "yes"
+    # only 'yes' is answered: a text that does not say so is no proof it is not so
+    assert compare(both, {**texts, "For Against": "For Against is a French band."}) is None
+    which = "Which writer was from England, Henry Roth or Robert Erskine Childers?"
+    texts = {"Henry Roth": "Henry Roth was an American novelist.",
+             "Robert Erskine Childers": "Robert Erskine Childers was an English-born writer."}
+    assert compare(which, texts).answer == "Robert Erskine Childers"
+    # a comparative asks which is more so, not which one says the words
+    assert compare("Which writer wrote more novels, Henry Roth or Robert Erskine Childers?",
+                   {"Henry Roth": "Roth wrote novels.", "Robert Erskine Childers": "A writer."}
+                   ) is None
+    same = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    assert compare(same, {"Scott Derrickson": "Scott Derrickson is an American director.",
+                          "Ed Wood": "Ed Wood was a filmmaker from the United States."},
+                   nlp()).answer == "yes"
 
 
 @pytest.fixture(scope="module")

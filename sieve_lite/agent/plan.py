@@ -57,6 +57,9 @@ MAX_PHRASE = 5          # words in a found phrase
 MAX_FOUND = 3           # found phrases kept (longest first)
 MAX_FOUND_SHARE = 0.01  # ... each admitting at most this share of the documents
 MAX_SELECT_SHARE = 0.2  # a keyword in more documents than this only ranks
+MAX_TITLE_WORDS = 4     # question words tried together in a title
+MAX_TITLE_DOCS = 3      # ... a combination of them names at most this many documents
+_SUFFIX = ("ings", "ing", "ions", "ion", "ed", "es", "s")
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,87 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
 _FIELD_NOUN = {"title": "title", "section": "section heading", "infobox": "header value"}
 
 
+def _title_term(coll: Any, word: str) -> str:
+    """``word`` as a title atom: itself when a title holds it, else its stem as a prefix
+    ('inlining' -> ``inlin*``, which 'Inlined' matches); '' when neither selects."""
+    from ..store import reads
+
+    if reads.term_rows(coll.conn, "title", word) > 0:
+        return word
+    for suf in _SUFFIX:
+        stem = word[: -len(suf)]
+        if word.endswith(suf) and len(stem) >= 4:
+            return f"{stem}*" if _admits(coll, f"{stem}*[title]") > 0 else ""
+    return ""
+
+
+def _stem5(w: str) -> str:
+    """A word's crude stem: one ending off, then five letters ('making' and 'make': 'mak')."""
+    for suf in ("ings", "ing", "ions", "ion", "ed", "es", "e", "s"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            return w[: -len(suf)][:5]
+    return w[:5]
+
+
+def _names_title(q: Question, title: str) -> bool:
+    """Whether the question says more than half of a title's content words (on their crude
+    stems: 'making' says 'Make'): it names that document, not just shares words with it."""
+    tw = [w for w in words(title) if w not in STOPWORDS]
+    if not tw:
+        return False
+    said = {_stem5(w) for w in q.words}
+    return sum(_stem5(w) in said for w in tw) * 2 > len(tw)
+
+
+def title_words(coll: Any, question: str | Question, inside: set[str] = frozenset()
+                ) -> list[Clause]:
+    """The most of the question's content words (two to ``MAX_TITLE_WORDS``) that one title
+    holds together, not as a phrase: "Who proposed making None callable?" ->
+    ``none callable[title]`` ('Make None Callable'). A combination must name at most
+    ``MAX_TITLE_DOCS`` documents, one of whose titles the question says more than half of;
+    among the largest such combinations the rarest words win; one of them must be a word
+    most documents lack. Words of the question's form,
+    words of a clause already made (``inside``) are left
+    out."""
+    from ..store import reads
+
+    if "title" not in coll.fields:
+        return []
+    q = analyze(question)
+    terms: dict[str, float] = {}
+    for w in q.content:
+        if w in _FORM_WORDS or w in inside or w in ("and", "or", "not") or len(w) < 2 \
+                or w.isdigit():
+            continue
+        t = _title_term(coll, w)
+        if t and t not in terms:
+            terms[t] = -(reads.term_rows(coll.conn, "title", w) or _admits(coll, f"{t}[title]"))
+    ranked = sorted(terms, key=lambda t: terms[t], reverse=True)[:7]  # rarest first
+    # a word most documents hold ('python' among PEPs) may complete a title, not make one
+    rare = {t for t in ranked if not _common(coll, t.rstrip("*"))}
+    for size in range(min(MAX_TITLE_WORDS, len(ranked)), 1, -1):
+        best: tuple[float, tuple[str, ...]] | None = None
+        for combo in itertools.combinations(ranked, size):
+            if not rare & set(combo):
+                continue
+            bql = f"{' '.join(combo)}[title]"
+            try:
+                res = coll.search(bql, k=MAX_TITLE_DOCS, ranker="bm25", strict=True)
+            except QueryError:
+                continue
+            if not 0 < res.total <= MAX_TITLE_DOCS or \
+                    not any(_names_title(q, str(r.title or "")) for r in res.results):
+                continue
+            rarity = sum(terms[t] for t in combo)
+            if best is None or rarity > best[0]:
+                best = (rarity, combo)
+        if best is not None:
+            combo = tuple(t for t in ranked if t in best[1])
+            return [Clause(f"{' '.join(combo)}[title]", "found",
+                           f"{', '.join(combo)} in one title here")]
+    return []
+
+
 def conjunction_words(coll: Any, question: str | Question, inside: set[str]
                       ) -> tuple[list[str], list[str]]:
     """(select, rank): the question's content words that select (those written as names or
@@ -275,6 +359,12 @@ def plan(coll: Any, question: str | Question, max_clauses: int = 4,
     stated_words = set(words(" ".join(c.bql for c in stated)))
     good = ranked_ids(coll, q)
     found = found_phrases(coll, q, inside={" ".join(words(c.bql)) for c in stated}, good=good)
+    said = set(words(" ".join(c.bql for c in stated + found)))
+    # words of a title, when nothing else names the document: no title phrase, no name or
+    # code word to select with (those say more than common words that meet in a title)
+    if not any(c.bql.endswith("[title]") for c in stated + found) and \
+            not conjunction_words(coll, q, said)[0]:
+        found += title_words(coll, q, said)
     pool = (stated + found)[:max_clauses + 1]
     best: tuple[int, int, int, tuple[Clause, ...]] | None = None
     admitted: list[tuple[int, int, str]] = []
@@ -381,4 +471,4 @@ def planned_search(tools: Any, question: str | Question, k: int, planned: Plan |
 
 
 __all__ = ["Clause", "Plan", "clauses", "conjunction_words", "date_clauses", "found_phrases",
-           "plan", "planned_search", "ranked_ids"]
+           "plan", "planned_search", "ranked_ids", "title_words"]
