@@ -197,6 +197,10 @@ def test_excerpt_keeps_the_part_with_the_question_words() -> None:
                     + ["filler"] * 500)
     cut, was_cut = excerpt(text, ["walrus", "operator"], 50)
     assert was_cut and "walrus operator" in cut and len(cut.split()) <= 52
+    # the window ends at whitespace, never inside '3.11'
+    box = "Status: Final\nCreated: 22-Feb-2021\nPython-Version: 3.11\nPost-History: 22-Feb-2021"
+    cut, was_cut = excerpt(box, ["status", "created", "python", "version"], 9)
+    assert was_cut and "Python-Version: 3.11" in cut and not cut.rstrip(" .").endswith(": 3")
 
 
 # --------------------------------------------------------------------------- budgets
@@ -224,6 +228,10 @@ def test_answer_starts_follow_the_question() -> None:
     idx = SpanIndex([Source(box, ("pep-0405", "infobox"))])
     # the value of the key the question names
     assert answer_starts(idx, "When was PEP 405 created?", STOPWORDS) == {"13-Jun-2011"}
+    # written / proposed: when the document was made
+    assert answer_starts(idx, "When was the proposal for virtual environments written?",
+                         STOPWORDS) == {"13-Jun-2011"}
+    assert answer_starts(idx, "When did Carl Meyer propose venv?", STOPWORDS) == {"13-Jun-2011"}
     assert answer_starts(idx, "What is the status of PEP 405?", STOPWORDS) == {"Final"}
     # who: capitalised, not a label, not a word of the question
     who = answer_starts(idx, "Who wrote PEP 405?", STOPWORDS)
@@ -250,6 +258,31 @@ def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
     tools.focus = ["walrus", "operator", "scope"]
     tools.question_text = "Why does the walrus operator leak its target to the outer scope?"
     assert tools.rank_sections("pep-0572", names)[-1] == "infobox"
+
+
+_FILLER = " ".join(f"Filler sentence number {i} talks about weather." for i in range(12))
+SPREAD = {"id": "pep-0999", "title": "Frobnication", "date": "2020-01-01", "author": ["A B"],
+          "sections": [
+              {"heading": "Background", "text": " ".join(
+                  ["The frobnicator was slow.", "Caches were discussed at length.",
+                   "Locks were many.", "Holding was hard.", "Locks and more locks."] * 3)},
+              {"heading": "Cache Design", "text": f"{_FILLER} Each frobnicator cache holds "
+               f"its locks for one second. {_FILLER}"},
+              {"heading": "Open Questions", "text": "Should the frobnicator keep a cache?"}]}
+
+
+def test_sections_rank_by_the_sentence_that_says_most_of_the_question(tmp_path: Path) -> None:
+    with sieve_lite.open(build_db(tmp_path / "spread.db", [SPREAD])) as c:
+        tools = CollectionTools(c)
+        q = "How long does a frobnicator cache hold its locks?"
+        tools.focus, tools.question_text = ["frobnicator", "cache", "hold", "locks"], q
+        names = tools.sections("pep-0999")
+        # 'Background' has every word many times over, in different sentences
+        assert tools.rank_sections("pep-0999", names)[0] == "Cache Design"
+        # a heading the question names is the section it asks about
+        tools.question_text = "In the section Open Questions, what is asked of the frobnicator?"
+        tools.focus = ["section", "open", "questions", "asked", "frobnicator"]
+        assert tools.rank_sections("pep-0999", names)[0] == "Open Questions"
 
 
 QUESTIONS = [

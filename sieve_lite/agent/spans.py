@@ -283,8 +283,10 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
             if key & asked & roles or (key & authors and not other_role and writes):
                 return 2  # the role it names, else the author
         elif target.kind == "when":
-            # a moment the question names ('created'), else a plain 'Date:'
-            if key & asked or (key & {"date", "dated"} and not asked & moments):
+            # a moment the question names ('created'), else a plain 'Date:'; 'When was it
+            # written / proposed' asks when the document was made: 'Created:', 'Start Date:'
+            if key & asked or (key & {"date", "dated"} and not asked & moments) or \
+                    (writes and key & {"creat", "date", "dated"}):
                 return 2
         return 1 if key & asked else 0
     best = 0

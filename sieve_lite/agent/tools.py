@@ -160,6 +160,7 @@ class CollectionTools:
         self.fields = tuple(coll.fields) if mode == "sieve" else ()
         self.ranker = ranker or ("hybrid" if getattr(coll, "has_vectors", False) else "bm25")
         self._sections: dict[str, list[str]] = {}
+        self._idf: Any = None       # the collection's word idf (read.collection_idf), lazily
 
     # -- search ----------------------------------------------------------------------------
     def seed(self, question: str, k: int) -> SearchOutcome:
@@ -232,14 +233,48 @@ class CollectionTools:
             name = pos_names[pos] if kind == "section" and pos < len(pos_names) else kind
             scores[name] = max(scores.get(name, 0.0), value)
 
-        def score(name: str) -> tuple[int, float, int, int]:
+        # ... and by its best sentence: the most of the question's words (idf-weighted) one
+        # sentence holds. Fused with the passage score by rank (RRF): a long section that
+        # mentions every word somewhere loses to one with a sentence that says the thing.
+        # Measured on the natural PEP dev set's prose questions (gold document): the gold
+        # section first 38 of 49 by the passage score alone, 40 fused.
+        sentence = {name: self._best_sentence(sec["text"])
+                    for name, sec in zip(pos_names, doc["sections"], strict=True)}
+        by_passage = {n: i for i, n in enumerate(sorted(
+            names, key=lambda n: (-scores.get(n, 0.0), names.index(n))))}
+        by_sentence = {n: i for i, n in enumerate(sorted(
+            names, key=lambda n: (-sentence.get(n, 0.0), names.index(n))))}
+
+        asked = f" {' '.join(words(self.question_text))} "
+
+        def score(name: str) -> tuple[int, int, float, float, int, int]:
             # the infobox: first when it names what is asked, else last (its title's words
             # make any infobox look relevant, and a small model then copies a date from it)
             box = 1 if targeted else -1
-            return (box if name == "infobox" else 0, scores.get(name, 0.0),
+            # a heading of two words or more that the question says ('In the section
+            # "Active Python core developers", ...') is the section asked about
+            heading = words(name)
+            named = int(len(heading) > 1 and f" {' '.join(heading)} " in asked)
+            fused = 1 / (60 + by_passage[name]) + 1 / (60 + by_sentence[name])
+            return (box if name == "infobox" else 0, named, fused, scores.get(name, 0.0),
                     int(name == first), -names.index(name))
 
         return sorted(names, key=score, reverse=True)
+
+    def _best_sentence(self, text: str) -> float:
+        """The idf-weighted share of the question's content words (first five letters) that
+        the best sentence of ``text`` holds."""
+        from ..words import words
+        from .read import collection_idf, split_sentences
+
+        if self._idf is None:
+            self._idf = collection_idf(self.coll)
+        weights = {w[:5]: self._idf(w) for w in self.focus}
+        best = 0.0
+        for sent in split_sentences(text):
+            have = {w[:5] for w in words(sent)}
+            best = max(best, sum(v for k, v in weights.items() if k in have))
+        return best
 
     def _card_text(self, hit: Any, secs: list[str]) -> str:
         """The engine's compact card (sieve, search-fetch), a short card for small models,
@@ -388,7 +423,14 @@ def excerpt(text: str, focus: list[str], max_words: int) -> tuple[str, bool]:
     nl = text.rfind("\n", 0, lo)
     if start and nl >= 0 and lo - nl < 200:
         lo = nl + 1
-    body = text[lo: spans[end - 1][1]]
+    # ends at whitespace: the window's words are BQL's (runs of letters and digits), and a
+    # cut between them would show 'Python-Version: 3' for '3.11'
+    hi = spans[end - 1][1]
+    while hi < len(text) and not text[hi].isspace():
+        hi += 1
+    while lo > 0 and not text[lo - 1].isspace():
+        lo -= 1
+    body = text[lo:hi]
     return ("... " if start else "") + body + (" ..." if end < len(spans) else ""), True
 
 
