@@ -34,21 +34,23 @@ spouse wife husband son daughter child brother sister sibling founder creator pr
 leader owner ceo chairman player coach manager captain member grandfather grandmother
 inventor designer architect artist actor actress presenter host editor publisher narrator
 screenwriter lyricist conductor king queen emperor ruler governor mayor successor
-predecessor head minister chief teacher student
+predecessor head minister chief teacher student woman man person
 """.split())
 PLACE_ROLES = frozenset("""
 country city state county province region town village place location birthplace capital
 area district island continent nation municipality
 """.split())
+# A venue is named like a building or like the body that owns it ('Androscoggin Bank Colisée').
+VENUE_ROLES = frozenset("arena stadium venue ground ballpark theatre theater hall".split())
 ORG_ROLES = frozenset("""
 company team university school college club band party association organization
 organisation network label league agency firm studio channel station church institution
 museum group corporation airline
 """.split())
 _KIND_OF = {**{r: "person" for r in PERSON_ROLES}, **{r: "place" for r in PLACE_ROLES},
-            **{r: "org" for r in ORG_ROLES}}
+            **{r: "org" for r in ORG_ROLES}, **{r: "venue" for r in VENUE_ROLES}}
 _LABELS = {"person": ("PERSON",), "place": ("GPE", "LOC", "FAC"),
-           "org": ("ORG", "NORP", "FAC")}
+           "org": ("ORG", "NORP", "FAC"), "venue": ("FAC", "ORG", "LOC")}
 # Words between a role and the entity ('the composer of film X', 'the country where X is').
 _LINK = r"(?:\s+(?:of|where|in|which|that|who|whose|containing|for|from|at|with)\b)"
 
@@ -247,24 +249,31 @@ class Bridge:
             return
         hop = self.hops[self.done]
         exclude = {" ".join(words(self.name))} | {" ".join(words(d)) for d in self.path}
-        for name in bridge_name(text, hop, self.entities, exclude)[:4]:
-            target = self._document_of(name)
-            if target and target not in self.path:
-                self.path.append(target)
-                self.done += 1
-                self.named = name
-                return
+        asked = set(self.q.words)
+        # a name the question itself says ('the woman who portrayed Corliss Archer') is
+        # what the role is about, not who fills it
+        names = [n for n in bridge_name(text, hop, self.entities, exclude)
+                 if not set(words(n)) <= asked][:4]
+        # a name that is a document's title first: the surest next read
+        for titled_only in (True, False):
+            for name in names:
+                target = self._document_of(name, titled_only)
+                if target and target not in self.path:
+                    self.path.append(target)
+                    self.done += 1
+                    self.named = name
+                    return
         self.stuck = f"no {hop.role} of {self.name} found in what was read"
 
-    def _document_of(self, name: str) -> str | None:
-        """Where to read about ``name``: the document titled so, else the best-ranked one
-        that has it as a phrase and one of the question's other words (the first answer
-        becomes the next search)."""
+    def _document_of(self, name: str, titled_only: bool = False) -> str | None:
+        """Where to read about ``name``: the document titled so, else (unless
+        ``titled_only``) the best-ranked one that has it as a phrase and one of the
+        question's other words (the first answer becomes the next search)."""
         ws = words(name)
         if not ws:
             return None
         titled = _titled(self.coll, ws)
-        if titled:
+        if titled or titled_only:
             return titled
         own = set(words(self.name)) | set(ws)
         rest = [w for w in self.q.content if w not in own and w not in ("and", "or", "not")]

@@ -16,13 +16,15 @@ from the text read about each option:
   nothing when a value is missing on either side (no answer beats a guess).
 
 Nothing here knows a collection or a data set: dates, demonyms and places are read from the
-text with the same patterns and pipeline as ``read.py``.
+text with the same patterns and pipeline as ``read.py``; a country and its people's name
+('United States', 'American') are one value, from countryinfo's table of countries.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..errors import QueryError
@@ -141,31 +143,85 @@ def value(q: Question | str, text: str, entities: Any = None) -> Any:
     return None
 
 
+# Nations of the British Isles that countryinfo (a table of states) folds into one.
+_NATIONS = {"england": "english", "scotland": "scottish", "wales": "welsh",
+            "britain": "british", "great britain": "british"}
+
+
+@lru_cache(maxsize=1)
+def demonyms() -> dict[str, str]:
+    """Folded country names (and their other spellings, 'USA') -> the folded demonym
+    ('united states' -> 'american'); each demonym maps to itself. Empty when countryinfo
+    is not installed (then 'American' and 'United States' stay different values)."""
+    try:
+        from countryinfo import CountryInfo
+    except ImportError:
+        return {}
+    out: dict[str, str] = dict(_NATIONS)
+    for key, info in CountryInfo.all().items():
+        dem = " ".join(words(str(info.get("demonym") or "")))
+        if not dem:
+            continue
+        for name in (key, info.get("name") or "", *(info.get("altSpellings") or [])):
+            folded = " ".join(words(str(name)))
+            # two-letter codes ('US', 'IN') are words of a sentence too
+            if len(folded) > 3:
+                out.setdefault(folded, dem)
+    for dem in list(out.values()):
+        out.setdefault(dem, dem)
+    return out
+
+
 def _nation(name: str) -> str:
-    """A demonym or a country, folded so that the two compare ('American' and 'United
-    States' do not; 'French' and 'french' do)."""
-    return " ".join(words(re.sub(r"^the\s+", "", name.strip(), flags=re.I)))
+    """A demonym or a country, folded so that the two compare: 'American', 'the United
+    States' and 'USA' are one value; 'French' and 'french' too."""
+    folded = " ".join(words(re.sub(r"^the\s+", "", name.strip(), flags=re.I)))
+    return demonyms().get(folded, folded)
 
 
 def _property_words(q: Question) -> list[str]:
     """'Are Local H and For Against both from the United States?' -> the words after 'both'
-    (or 'same') that are not the options' own: what each text must say."""
+    (or 'same') that are not the options' own: what each text must say. 'Which writer was
+    from England, A or B?' -> the question's words but the options and the kind asked
+    ('writer')."""
     low = q.text.lower()
     m = _SAME.search(low)
-    tail = low[m.end():] if m else ""
-    opts = {w for o in q.options for w in words(o)}
+    opts = {w for o in (*q.options, *subjects(q)) for w in words(o)}
+    if m:
+        tail = low[m.end():]
+    elif q.options and not q.order:  # 'which is bigger, A or B' compares, no property
+        head = re.sub(r"^\s*(?:which|what|who)\s+\w+", "", low)
+        tail = head.split(",")[0] if "," in head else head
+    else:
+        tail = ""
     return [w for w in words(tail) if w not in STOPWORDS and w not in opts]
 
 
 def holds(q: Question | str, text: str) -> bool | None:
     """For 'both X' questions: whether ``text`` says X (every property word, on its first
-    five letters); None when the question names no property."""
+    five letters; a country named in X is said by its demonym too: 'from the United
+    States' by 'an American band'); None when the question names no property."""
     q = analyze(q)
     props = _property_words(q)
     if not props:
         return None
-    have = {w[:5] for w in words(text)}
-    return all(w[:5] in have for w in props)
+    ws = words(text)
+    have = {w[:5] for w in ws}
+    said = " " + " ".join(ws) + " "
+    table = demonyms()
+    rest = list(props)
+    for n in (3, 2, 1):
+        i = 0
+        while i + n <= len(rest):
+            name = " ".join(rest[i:i + n])
+            dem = table.get(name)
+            if dem and dem != name:   # a country the property names
+                if f" {name} " not in said and f" {dem} " not in said:
+                    return False
+                del rest[i:i + n]
+            else:
+                i += 1
+    return all(w[:5] in have for w in rest)
 
 
 # 'Do both Possession (1922 Film) and La Boum films have the directors from the same
@@ -411,5 +467,6 @@ def _key(x: When, other: When) -> tuple[int, int, int]:
     return (x.year, x.month, x.day)
 
 
-__all__ = ["Comparison", "Verdict", "When", "dates_in", "decide", "documents_for", "holds",
+__all__ = ["Comparison", "Verdict", "When", "dates_in", "decide", "demonyms", "documents_for",
+           "holds",
            "is_comparison", "related_name", "relation", "subjects", "value"]
