@@ -356,6 +356,25 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
     return found
 
 
+def _inflects(word: str, other: str) -> bool:
+    """Whether ``word`` is ``other`` or an inflection of it ('techniques', 'technique'), not
+    a longer word that starts the same ('IndentationError', 'indented')."""
+    return word == other or (word[:5] == other[:5] and abs(len(word) - len(other)) <= 3)
+
+
+def _said(q: Question) -> set[str]:
+    """The question's words as it writes them: a code name is one word ('raw_input', so
+    that 'input' is not a word of the question), stopwords left out."""
+    out: set[str] = set()
+    for tok in q.text.split():
+        tok = tok.strip("?!,;:\"'()[]`").removesuffix("'s").removesuffix("’s")
+        if re.search(r"\w[_.]\w|\w\(\)", tok):
+            out.add(tok.casefold().removesuffix("()"))
+        else:
+            out |= {w for w in words(tok) if w not in STOPWORDS}
+    return out
+
+
 def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str] | None,
                      use_nlp: bool = True, top: int = CANDIDATE_SENTENCES) -> list[Candidate]:
     """Candidates from the best ``top`` sentences, best first. The prior of a candidate is
@@ -366,7 +385,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
     if not ranked or ranked[0].score <= 0:
         return []
     weights = _kind_weights(q)
-    asked = set(q.words)
+    asked = _said(q)
     qstems = q.stems
     best = ranked[0].score
     by_index = {s.index: s for s in ranked}
@@ -396,9 +415,11 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if not text or w <= 0:
                 continue
             ws = words(text)
-            if not ws or len(ws) > MAX_CANDIDATE_WORDS or set(ws) <= asked | STOPWORDS:
+            # made only of the question's words ('techniques' for 'What technique'): no answer
+            if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
+                    w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
-            overlap = 0.6 if set(ws) & asked - STOPWORDS else 1.0
+            overlap = 0.6 if set(ws) & asked else 1.0
             if marks:
                 dist = min(abs(at - m) for m in marks) / 40.0
                 near = 1.0 / (1.0 + dist)
