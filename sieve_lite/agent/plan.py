@@ -20,6 +20,9 @@ collection's own fields and index (nothing here knows any collection):
 *Found* clauses, what the index recognises in the question: a run of two to five of its words
 that is a phrase of a title, a section heading or an infobox value in this collection becomes
 that field phrase (``"zen of python"[title]``, ``"style guide"[title]``), longest first.
+When nothing else names the document (no title phrase, no name or code word), the question's
+words that together say more than half of one title select it, not as a phrase
+(``none callable[title]`` for "Who proposed making None callable?": 'Make None Callable').
 
 ``plan`` runs conjunctions of these clauses, most clauses first, and keeps the best that admits
 something: the most clauses, the surest kinds, the fewest documents. Then the question's other
