@@ -17,7 +17,7 @@ from sieve_lite.agent.profile import budgets_for, parse_size_label
 from sieve_lite.agent.queries import candidates, suggest
 from sieve_lite.agent.spans import Source, SpanIndex, chunk_words
 from sieve_lite.agent.steps import Citation
-from sieve_lite.agent.tools import CollectionTools, excerpt
+from sieve_lite.agent.tools import CollectionTools, excerpt, short_values
 
 Q = "Which PEP introduced the walrus operator?"
 
@@ -197,6 +197,11 @@ def test_excerpt_keeps_the_part_with_the_question_words() -> None:
                     + ["filler"] * 500)
     cut, was_cut = excerpt(text, ["walrus", "operator"], 50)
     assert was_cut and "walrus operator" in cut and len(cut.split()) <= 52
+    # a header's long values are cut first, so its short lines fit a read
+    long_box = ("PEP: 695\nAuthor: Eric Traut\nPost-History: " + ", ".join(
+        f"`20-Jun-2022 <https://mail.python.org/archives/thread/{i}/>`__" for i in range(9)))
+    short = short_values(long_box)
+    assert "Author: Eric Traut" in short and short.endswith("…") and len(short) < 120
     # the window ends at whitespace, never inside '3.11'
     box = "Status: Final\nCreated: 22-Feb-2021\nPython-Version: 3.11\nPost-History: 22-Feb-2021"
     cut, was_cut = excerpt(box, ["status", "created", "python", "version"], 9)

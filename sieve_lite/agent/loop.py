@@ -60,6 +60,7 @@ from .tools import (
     Tools,
     query_features,
     results_text,
+    short_values,
 )
 
 ANSWER_PREFILL = "answer: "
@@ -297,7 +298,11 @@ class Agent(EngineSteps, Menus):
             step.engine_seconds += time.perf_counter() - t0
         self.st.done[key] = step.index
         self.acc.fetches += 1
-        text, tokens, cut = cap(res.text, read_cap(self.budgets, self.backbone.n_ctx),
+        limit = read_cap(self.budgets, self.backbone.n_ctx)
+        shown = res.text
+        if res.section == "infobox" and self.backbone.count_tokens(shown) > limit:
+            shown = short_values(shown)  # the short lines a question asks about first
+        text, tokens, cut = cap(shown, limit,
                                 self.backbone.count_tokens, self._focus)
         name = res.section or OUTLINE
         step.info.update({"doc": res.doc, "title": res.title, "section": name,

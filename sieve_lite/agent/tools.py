@@ -386,6 +386,23 @@ def _short_card(hit: Any, card: Any, secs: list[str]) -> str:
     return "\n".join(lines)
 
 
+MAX_HEADER_VALUE = 60    # characters of a header line's value shown when a header is cut
+
+
+def short_values(text: str, limit: int = MAX_HEADER_VALUE) -> str:
+    """A header ('Key: value' lines) with each long value cut at ``limit`` characters: lists
+    of links ('Post-History: ...') would otherwise fill a cut read and push out the short
+    lines a question asks about ('Author:')."""
+    out = []
+    for line in text.split("\n"):
+        key, sep, value = line.partition(": ")
+        if sep and len(value) > limit:
+            cut = value[:limit].rsplit(" ", 1)[0] if " " in value[:limit] else value[:limit]
+            line = f"{key}: {cut} …"
+        out.append(line)
+    return "\n".join(out)
+
+
 def excerpt(text: str, focus: list[str], max_words: int) -> tuple[str, bool]:
     """At most ``max_words`` words of ``text``: the whole text when it fits, else the window
     with the most distinct focus words (on their first five letters), from a line start when
