@@ -221,6 +221,14 @@ def test_a_bridge_goes_through_the_role_the_question_names(wiki: Path) -> None:
         # 'the village of X' names X's kind, not a role; a question with no entity: no bridge
         assert not Bridge(coll, "Where is the village of Marufabad?", None)
         assert not Bridge(coll, "Who wrote about volcanoes?", None)
+        # once the role is filled, the answer document is asked about that name: it need
+        # not say the path's words ('composer', 'The Merry Monahans'), only what is asked
+        b = Bridge(coll, q, nlp())
+        assert b.question() == q  # not crossed yet
+        doc = coll.document(b.start)
+        b.on_read(b.start, "\n".join(sec["text"] for sec in doc["sections"]))
+        assert b.answer_doc and b.named
+        assert b.question() == f"Where did {b.named} die?"
 
 
 def test_a_quoted_blank_is_filled_from_the_text_not_by_the_model() -> None:

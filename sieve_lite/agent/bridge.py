@@ -288,6 +288,29 @@ class Bridge:
                 return str(r.id)
         return None
 
+    def question(self) -> str:
+        """The question about where the roles led, once they did: the roles and the entity
+        replaced by the name found ("What government position was held by the woman who
+        portrayed Corliss Archer in the film Kiss and Tell?" -> "What government position
+        was held by Shirley Temple?"): the answer document need not say the path's words,
+        only what is asked. The question itself before that, or when no span is found."""
+        if not self.answer_doc or not self.named or not self.hops:
+            return self.q.text
+        text = self.q.text
+        low = text.lower()
+        at = low.find(self.name.lower())
+        if at < 0:
+            return text
+        end = at + len(self.name)
+        tail = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)", low[end:])
+        if tail and _singular(tail.group(1)) in _KIND_OF:
+            end += tail.end()
+        roles = [m for h in self.hops
+                 for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?{re.escape(h.role)}s?\b",
+                                      low[:at])]
+        start = min((m.start() for m in roles), default=at)
+        return f"{text[:start]}{self.named}{text[end:]}"
+
     @property
     def answer(self) -> str:
         """The answer when the question asks for the last role's filler ('' otherwise)."""

@@ -15,7 +15,7 @@ from ..errors import QueryError, SectionError
 from .bridge import Bridge
 from .choice import choose
 from .compare import Comparison, is_comparison
-from .question import Question
+from .question import Question, analyze
 from .read import Reading, nlp, read_for, reader_for
 from .steps import Answer, Citation, Fetch, Mistake, NothingLeft, Step, render_action
 from .tools import SearchOutcome
@@ -112,6 +112,15 @@ class EngineSteps:
         if self.route is not None:
             self.route.on_read(doc, self.st.full(doc))
 
+    def _asked(self, doc: str) -> Question:
+        """What a read of ``doc`` must answer: the question, or, at the end of a bridge,
+        the question about where its roles led (``Bridge.question``)."""
+        route = self.route
+        if route is not None and doc and doc == route.answer_doc and \
+                hasattr(route, "question"):
+            return analyze(route.question())
+        return self.q
+
     def _narrow(self, doc: str, section: str, text: str, step: Step) -> Reading | None:
         """A prose read narrowed to the question (``read.py``): its best sentences and the
         candidate answers in them. None for an infobox (its lines are the answers) or when
@@ -121,7 +130,7 @@ class EngineSteps:
         t0 = time.perf_counter()
         try:
             reader = reader_for(self.tools)
-            reading = read_for(self.q, text, (doc, section), *reader,
+            reading = read_for(self._asked(doc), text, (doc, section), *reader,
                                shown=self.budgets.shown_sentences)
         finally:
             step.engine_seconds += time.perf_counter() - t0
@@ -149,7 +158,8 @@ class EngineSteps:
         newest = max(self.st.read, key=lambda k: self.st.read[k]) if self.st.read else None
         self.st.chosen.update([*keys, *([newest] if newest else [])])
         t0 = time.perf_counter()
-        choice = choose(self.backbone, self.q, [self.st.readings[k] for k in keys],
+        asked = self._asked(keys[0][0]) if keys else self.q
+        choice = choose(self.backbone, asked, [self.st.readings[k] for k in keys],
                         self.budgets.choice, self.mode, tuple(self.st.titles.values()))
         seconds = time.perf_counter() - t0
         self.acc.model_seconds += seconds
