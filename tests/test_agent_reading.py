@@ -134,13 +134,18 @@ def test_a_sure_model_outweighs_a_loose_prior_but_not_a_sentence_about_something
     # eight times the second is the bar: 0.85 against 0.15 is not sure
     near = decide(_cands(0.4, 0.9), [0.85, 0.15], "likelihood", sure[:2])
     assert near.answer is None and "loosely" in near.why
-    # a lone candidate holds all the belief by construction
+    # a lone candidate holds all the belief by construction, two nearly so
     alone = decide(_cands(0.4), [1.0], "likelihood", sure[:1])
     assert alone.answer is None
+    pair = decide(_cands(0.4, 0.9), [0.96, 0.04], "likelihood", sure[:2])
+    assert pair.answer is None
+    # a candidate of a kind the question hardly asks for (its prior) is not made sure
+    odd = decide(_cands(0.3, 0.9, 0.9), [0.9, 0.06, 0.04], "likelihood", sure)
+    assert odd.answer is None and "loosely" in odd.why
     # without the model's likelihood (a grammar pick) the prior gate stays
     picked = decide(_cands(0.4, 0.9, 0.9), [0.9, 0.06, 0.04], "grammar")
     assert picked.answer is None
-    aside = decide(_cands(0.4, 0.9, coverage=0.1), [0.95, 0.05], "likelihood", sure[:2])
+    aside = decide(_cands(0.4, 0.9, 0.9, coverage=0.1), [0.95, 0.03, 0.02], "likelihood", sure)
     assert aside.answer is None and "something else" in aside.why
 
 

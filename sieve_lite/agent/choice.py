@@ -46,6 +46,8 @@ PRIOR_WEIGHT = 1.0     # the prior's exponent in the product (the model's is 1)
 # engine's sentence scores did not favour).
 SURE_SHARE = 0.8
 SURE_LEAD = 8.0
+SURE_AMONG = 3         # ... among at least this many candidates
+SURE_MIN_PRIOR = 0.4   # ... and of a kind the question asks for ('2.x' for 'On what date')
 
 READING_SYSTEM = ("You answer questions from a short text. Reply with the shortest exact "
                   "span of the text that answers the question.")
@@ -119,9 +121,10 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
     best = order[0]
     second = shares[order[1]] if len(order) > 1 else 0.0
     loglik = (extra[best] if extra else {}).get("per_token")
-    # one candidate holds all the belief by construction: no sign the model is sure
-    sure = (loglik is not None and second > 0 and shares[best] >= SURE_SHARE
-            and shares[best] >= SURE_LEAD * second)
+    # one candidate, or two, hold all the belief almost by construction: no sign the model
+    # is sure; nor is a candidate of a kind the question hardly asks for (a low prior)
+    sure = (loglik is not None and len(order) >= SURE_AMONG and shares[best] >= SURE_SHARE
+            and shares[best] >= SURE_LEAD * second and cands[best].prior >= SURE_MIN_PRIOR)
     if shares[best] < MIN_SHARE:
         return Choice(None, method, scores, f"no candidate is clearly the answer (the best, "
                       f"{cands[best].text!r}, holds {shares[best]:.0%})")
@@ -230,7 +233,7 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
     return got
 
 
-__all__ = ["MIN_LEAD", "MIN_LOGLIK", "MIN_PRIOR", "MIN_SHARE", "OFFERED", "SURE_LEAD",
-           "SURE_SHARE", "Choice",
+__all__ = ["MIN_LEAD", "MIN_LOGLIK", "MIN_PRIOR", "MIN_SHARE", "OFFERED", "SURE_AMONG", "SURE_LEAD",
+           "SURE_MIN_PRIOR", "SURE_SHARE", "Choice",
            "by_grammar", "by_likelihood", "choose", "combine", "decide", "offered",
            "reading_messages"]

@@ -386,6 +386,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         return []
     weights = _kind_weights(q)
     asked = _said(q)
+    split = set(q.words)
     qstems = q.stems
     best = ranked[0].score
     by_index = {s.index: s for s in ranked}
@@ -419,7 +420,9 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
                     w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
-            overlap = 0.6 if set(ws) & asked else 1.0
+            # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),
+            # makes a candidate less likely the answer
+            overlap = 0.6 if set(ws) & split - STOPWORDS else 1.0
             if marks:
                 dist = min(abs(at - m) for m in marks) / 40.0
                 near = 1.0 / (1.0 + dist)
