@@ -40,6 +40,7 @@ def test_sampled_episodes_never_repeat_an_action(llama: LlamaBackbone, mini_db: 
         bud, tools, manual = episode_setup(coll, llama, "sieve",
                                            overrides={"max_steps": 5, "stall_limit": 5})
         assert bud.compact and not bud.free_search  # the model's own defaults
+        replies = 0
         for question in ("Who wrote the style guide for Python code?",
                          "Which PEP introduced the walrus operator?"):
             ep = Agent(llama, tools, manual, bud).run(question)
@@ -55,8 +56,11 @@ def test_sampled_episodes_never_repeat_an_action(llama: LlamaBackbone, mini_db: 
             # it made) write no reply
             model = [s for s in ep.steps if s.index > 0
                      and not {"choice", "route", "engine"} & set(s.info)]
-            assert model and all(s.action is not None and not s.info.get("repair")
-                                 for s in model), [(s.reply, s.error) for s in model]
+            assert all(s.action is not None and not s.info.get("repair")
+                       for s in model), [(s.reply, s.error) for s in model]
+            replies += len(model)
+        # the engine may settle a question alone (its read, a sure choice); not both
+        assert replies
 
 
 TEXT = ("PEP: 557\nTitle: Data Classes\nAuthor: Eric V. Smith <eric at trueblade.com>\n"
