@@ -430,6 +430,10 @@ class Comparison:
         """A compared thing is read at its best section: ``sections`` unchanged."""
         return sections
 
+    def question(self) -> str:
+        """What a read must answer: each compared thing is read for the question itself."""
+        return self.q.text
+
     def why(self) -> str:
         return "it compares " + " and ".join(self.doc_of)
 
@@ -468,5 +472,4 @@ def _key(x: When, other: When) -> tuple[int, int, int]:
 
 
 __all__ = ["Comparison", "Verdict", "When", "dates_in", "decide", "demonyms", "documents_for",
-           "holds",
-           "is_comparison", "related_name", "relation", "subjects", "value"]
+           "holds", "is_comparison", "related_name", "relation", "subjects", "value"]

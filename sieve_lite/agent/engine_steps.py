@@ -116,8 +116,7 @@ class EngineSteps:
         """What a read of ``doc`` must answer: the question, or, at the end of a bridge,
         the question about where its roles led (``Bridge.question``)."""
         route = self.route
-        if route is not None and doc and doc == route.answer_doc and \
-                hasattr(route, "question"):
+        if route is not None and doc and doc == route.answer_doc:
             return analyze(route.question())
         return self.q
 

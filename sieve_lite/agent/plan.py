@@ -243,18 +243,21 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
 _FIELD_NOUN = {"title": "title", "section": "section heading", "infobox": "header value"}
 
 
-def _title_term(coll: Any, word: str) -> str:
-    """``word`` as a title atom: itself when a title holds it, else its stem as a prefix
-    ('inlining' -> ``inlin*``, which 'Inlined' matches); '' when neither selects."""
+def _title_term(coll: Any, word: str) -> tuple[str, int]:
+    """``word`` as a title atom and the titles it is in: itself when a title holds it, else
+    its stem as a prefix ('inlining' -> ``inlin*``, which 'Inlined' matches); ('', 0) when
+    neither selects."""
     from ..store import reads
 
-    if reads.term_rows(coll.conn, "title", word) > 0:
-        return word
+    df = reads.term_rows(coll.conn, "title", word)
+    if df > 0:
+        return word, df
     for suf in _SUFFIX:
         stem = word[: -len(suf)]
         if word.endswith(suf) and len(stem) >= 4:
-            return f"{stem}*" if _admits(coll, f"{stem}*[title]") > 0 else ""
-    return ""
+            n = _admits(coll, f"{stem}*[title]")
+            return (f"{stem}*", n) if n > 0 else ("", 0)
+    return "", 0
 
 
 def _stem5(w: str) -> str:
@@ -285,8 +288,6 @@ def title_words(coll: Any, question: str | Question, inside: set[str] = frozense
     most documents lack. Words of the question's form,
     words of a clause already made (``inside``) are left
     out."""
-    from ..store import reads
-
     if "title" not in coll.fields:
         return []
     q = analyze(question)
@@ -295,9 +296,9 @@ def title_words(coll: Any, question: str | Question, inside: set[str] = frozense
         if w in _FORM_WORDS or w in inside or w in ("and", "or", "not") or len(w) < 2 \
                 or w.isdigit():
             continue
-        t = _title_term(coll, w)
+        t, df = _title_term(coll, w)
         if t and t not in terms:
-            terms[t] = -(reads.term_rows(coll.conn, "title", w) or _admits(coll, f"{t}[title]"))
+            terms[t] = -df
     ranked = sorted(terms, key=lambda t: terms[t], reverse=True)[:7]  # rarest first
     # a word most documents hold ('python' among PEPs) may complete a title, not make one
     rare = {t for t in ranked if not _common(coll, t.rstrip("*"))}
