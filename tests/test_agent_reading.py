@@ -42,6 +42,7 @@ DATA = Path(__file__).resolve().parent / "data"
     ("Which Python version first shipped the logging package?", "what", {"python", "version"}),
     ("Which environment variable turns off the colours?", "what", {"environment", "variable"}),
     ("What kind of quotes should surround a docstring?", "what", {"quotes"}),
+    ("Which JavaScript feature inspired the tag prefixes?", "what", {"javascript", "feature"}),
     ("What became of the proposal to add a switch statement?", "what", {"status"}),
     ("Where was the father of Sehzade Murad born?", "where", set()),
     ("Is PEP 8 still active?", "yesno", set()),
@@ -50,6 +51,14 @@ DATA = Path(__file__).resolve().parent / "data"
 def test_what_a_question_asks(question: str, kind: str, nouns: set) -> None:
     target = analyze(question).target
     assert target.kind == kind and set(target.nouns) == nouns
+
+
+def test_the_noun_asked_for_is_the_last_one() -> None:
+    assert analyze("Which JavaScript feature inspired them?").target.head == "feature"
+    assert analyze("Which Python version first shipped it?").asks_version
+    # 'version control' names a kind of system, not a version
+    q = analyze("Which version control system did the FLUFL pick instead of Mercurial?")
+    assert not q.asks_version and q.target.head == "system"
 
 
 def test_one_reading_of_the_question() -> None:
@@ -100,6 +109,24 @@ def test_candidates_are_typed_and_never_the_questions_words() -> None:
     assert "code" in kinds
 
 
+def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
+    # the head noun asked for is not 'a word of the question' to a phrase it heads
+    q = analyze("What kind of quotes should always surround a docstring?")
+    text = 'For consistency, always use ``"""triple double quotes"""`` around docstrings.'
+    got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert "triple double quotes" in got
+    assert got["triple double quotes"].prior >= max(c.prior for c in got.values()) * 0.8
+    # the words after a modifier of the asked noun, and a link's words without its address
+    q = analyze("Which JavaScript feature inspired the arbitrary tag prefixes?")
+    text = ("Inspired by `JavaScript tagged template literals <https://developer.mozilla.org/"
+            "en-US/docs/Web/JavaScript/Reference/Template_literals#tagged_templates>`_, an "
+            "earlier version allowed for arbitrary tag prefixes.")
+    reading = read_for(q, text, ("d", "s"), lambda _w: 1.0)
+    texts = [c.text for c in reading.candidates]
+    assert "JavaScript tagged template literals" in texts
+    assert not any("://" in t for t in texts) and "https" not in reading.text()
+
+
 def test_a_narrowed_read_fits_its_budget() -> None:
     sents = [Sentence("alpha beta gamma.", 0, 3.0), Sentence("delta.", 5, 2.0),
              Sentence("epsilon zeta.", 1, 1.0)]
@@ -125,6 +152,11 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert unlikely.answer is None and "unlikely" in unlikely.why
     aside = decide(_cands(0.9, 0.1, coverage=0.1), [0.9, 0.1], "likelihood")
     assert aside.answer is None and "something else" in aside.why
+    # a sentence that holds most of the question lowers the prior a candidate needs
+    covered = decide(_cands(0.5, 0.1, coverage=0.8), [0.9, 0.1], "likelihood")
+    assert covered.answer is not None and covered.answer.text == "c0"
+    thin = decide(_cands(0.3, 0.1, coverage=0.8), [0.9, 0.1], "likelihood")
+    assert thin.answer is None and "loosely" in thin.why
 
 
 def test_a_sure_model_outweighs_a_loose_prior_but_not_a_sentence_about_something_else() -> None:

@@ -83,6 +83,7 @@ class Target:
 
     kind: str
     nouns: frozenset[str]
+    head: str = ""          # the noun asked for ('feature' in 'which JavaScript feature')
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,8 @@ def _analyze(text: str) -> Question:
         order = _order(ws)
     asks_title = bool(re.search(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b",
                                 " ".join(ws)))
-    asks_version = bool(re.search(r"\b(what|which) (python )?(version|release)\b",
+    # 'which version control system' asks for a system, not a version
+    asks_version = bool(re.search(r"\b(what|which) (python )?(version|release)\b(?! control)",
                                   " ".join(ws)))
     quotes = tuple(next(g for g in m.groups() if g) for m in _QUOTED.finditer(text))
     return Question(
@@ -387,7 +389,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             r"\bwhat\s+(?:became|becomes|happened|happens)\s+(?:of|to)\b|\bfate\s+of\b",
             " ".join(q)):
         nouns = ["status"]  # 'What became of the proposal ...?' asks how it ended
-    return Target(kind, frozenset(nouns))
+    return Target(kind, frozenset(nouns), nouns[-1] if nouns else "")
 
 
 # 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /

@@ -61,6 +61,10 @@ _NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the|du|la|del)\s+)?[A-Z][\w'’-]*)*")
 _MARKUP = re.compile(r"\s*\[[^\]]{1,12}\]_|\s*<[^<>\s]{1,80}>|`_$|(?<=[A-Za-z0-9])_$|"
                      r"\s*\[\^?\d+\]")
+# Links whose target is an address: the reader keeps their words ('`JavaScript tagged
+# template literals <https://...>`_', '[the RFC](https://...)'); the address is noise to the
+# model, and its length kept the words from ever being a candidate.
+_LINK = re.compile(r"`([^`<>\n]+?)\s*<[^<>`\s]+>`__?|\[([^\[\]\n]+)\]\((?:https?://|\.{0,2}/)[^()\s]*\)")
 _URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
@@ -272,11 +276,11 @@ def _kind_weights(q: Question) -> dict[str, float]:
     if nouns & {"month"}:
         return {"date": 1.0, "entity": 0.3}
     if nouns & CODE_NOUNS:
-        return {"code": 1.0, "quote": 0.9, "entity": 0.5, "phrase": 0.5, "word": 0.5,
+        return {"code": 1.0, "quote": 0.9, "entity": 0.5, "phrase": 0.5, "word": 0.5, "named": 0.7,
                 "number": 0.2, "person": 0.1}
     if nouns & {"percentage", "percent", "number", "count", "size", "amount", "limit"}:
         return {"number": 1.0}
-    return {"phrase": 0.8, "entity": 0.8, "code": 0.7, "quote": 0.7, "person": 0.6,
+    return {"phrase": 0.8, "entity": 0.8, "named": 0.8, "code": 0.7, "quote": 0.7, "person": 0.6,
             "place": 0.6, "number": 0.5, "date": 0.5, "version": 0.5, "word": 0.4}
 
 
@@ -331,6 +335,19 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
         unit = re.match(r"\s?[A-Za-z][a-z-]{1,20}", rest)
         if unit and unit.group(0).strip().lower() not in _NOT_UNIT:
             found.append((tok + unit.group(0), "number", m.start()))
+    # 'Which JavaScript feature ...' -> 'JavaScript tagged template literals': the words
+    # that follow a noun of the question's target name the thing of that kind
+    for n in q.target.nouns - {q.target.head} if q.target.kind == "what" else ():
+        for m in re.finditer(rf"(?i)\b{re.escape(n)}\w{{0,3}}((?:[ ][\w’'+.-]+){{1,4}})", sentence):
+            tail = m.group(1).split()
+            for k in range(1, len(tail) + 1):
+                if tail[k - 1].lower() in STOPWORDS or not tail[k - 1][-1].isalnum():
+                    if tail[k - 1][:-1] and tail[k - 1][-1] in ",.;:)":
+                        found.append((sentence[m.start(): m.start(1)] + " ".join(
+                            [*tail[:k - 1], tail[k - 1][:-1]]), "named", m.start()))
+                    break
+                found.append((sentence[m.start(): m.start(1)] + " ".join(tail[:k]), "named",
+                              m.start()))
     if doc is not None:
         for ent in doc.ents:
             if ent.label_ == "ORDINAL":
@@ -421,8 +438,15 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                     w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
             # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),
-            # makes a candidate less likely the answer
-            overlap = 0.6 if set(ws) & split - STOPWORDS else 1.0
+            # makes a candidate less likely the answer; but not the noun asked for: 'What
+            # kind of quotes ...' is answered by 'triple double quotes', and such a
+            # phrase names a thing of the asked kind
+            headed = len(ws) > 1 and any(_inflects(ws[-1], n) for n in q.target.nouns) or \
+                any(_inflects(ws[0], n) for n in q.target.nouns - {q.target.head})
+            shared = set(ws) & split - STOPWORDS
+            if headed:
+                shared = {x for x in shared if not any(_inflects(x, n) for n in q.target.nouns)}
+            overlap = 0.6 if shared else 1.0
             if marks:
                 dist = min(abs(at - m) for m in marks) / 40.0
                 near = 1.0 / (1.0 + dist)
@@ -496,7 +520,7 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
     """Narrow one read to the question: its best sentences and their candidates. A blank
     the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
     q = analyze(q)
-    sentences = split_sentences(text)
+    sentences = split_sentences(_LINK.sub(lambda m: m.group(1) or m.group(2), text))
     ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
     cands = score_candidates(q, ranked, label, use_nlp)
