@@ -240,6 +240,7 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
     return got
 
 
-__all__ = ["COVERED", "MIN_LEAD", "MIN_PRIOR_COVERED", "MIN_LOGLIK", "MIN_PRIOR", "MIN_SHARE", "OFFERED", "SURE_AMONG",
-           "SURE_LEAD", "SURE_MIN_PRIOR", "SURE_SHARE", "Choice", "by_grammar", "by_likelihood",
-           "choose", "combine", "decide", "offered", "reading_messages"]
+__all__ = ["COVERED", "MIN_LEAD", "MIN_LOGLIK", "MIN_PRIOR", "MIN_PRIOR_COVERED", "MIN_SHARE",
+           "OFFERED", "SURE_AMONG", "SURE_LEAD", "SURE_MIN_PRIOR", "SURE_SHARE", "Choice",
+           "by_grammar", "by_likelihood", "choose", "combine", "decide", "offered",
+           "reading_messages"]
