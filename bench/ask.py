@@ -10,6 +10,8 @@ Question sets (``--set``, one or several, comma-separated):
 * ``natural``: ``bench/data/pep-natural.jsonl`` (issue 29's natural wording: questions written
   by reading PEPs, answers in a header value or in a section's prose), reported by kind
   (``natural-header``, ``natural-prose``) and in all (``natural-all``).
+* ``heldout``: ``bench/data/pep-heldout.jsonl``, 40 natural prose questions on PEPs no other dev
+  file uses, written apart from the tuning of the reader to check it (``heldout-prose``).
 * ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
   collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
   (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
@@ -75,13 +77,16 @@ DEV = ROOT / "bench" / "data" / "pep-dev.jsonl"
 DEV4 = ROOT / "bench" / "data" / "pep-dev4.jsonl"   # issue 20's four kinds (make_dev4.py)
 NATURAL = ROOT / "bench" / "data" / "pep-natural.jsonl"   # issue 29: natural PEP questions
 RFC_DEV = ROOT / "bench" / "data" / "rfc-natural.jsonl"   # issue 29: natural Rust RFC questions
+# issue 29: 40 more natural PEP prose questions, written apart from the agent's tuning and
+# kept for checking it (no PEP of pep-natural, pep-dev or pep-dev4)
+HELDOUT = ROOT / "bench" / "data" / "pep-heldout.jsonl"
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
 QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
-SETS = ("pep", "dev4", "natural", "rfc", *QA_SETS)
+SETS = ("pep", "dev4", "natural", "heldout", "rfc", *QA_SETS)
 # Sets reported by kind, with a "<prefix>-all" row over their kinds.
-BY_KIND = ("dev4", "natural", "rfc")
+BY_KIND = ("dev4", "natural", "heldout", "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -339,7 +344,8 @@ def chosen_sets(spec: str) -> list[str]:
             raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
     if not names:
         raise SystemExit("--set: no set named")
-    return [n for n in ("pep", "2wiki", "dev4", "natural", "rfc", "hotpotqa", "musique")
+    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "rfc", "hotpotqa",
+                        "musique")
             if n in names]
 
 
@@ -352,6 +358,8 @@ def select(args: argparse.Namespace) -> list[Q]:
             qs += dev4_questions()
         elif name == "natural":
             qs += natural_questions()
+        elif name == "heldout":
+            qs += dev_questions(HELDOUT, "heldout", str(PEPS_DB))
         elif name == "rfc":
             qs += rfc_questions()
         else:

@@ -35,8 +35,8 @@ OFFERED = 14           # candidates the model chooses among (more found the answ
 # reads an episode makes; measured, the model's own per-token likelihood and the engine's
 # prior told right from wrong answers, the share alone did not):
 MIN_SHARE = 0.3        # the chosen candidate's share of the combined belief,
-MIN_LEAD = 1.0         # ... ahead of the second,
-MIN_PRIOR = 0.8        # the engine's prior of it (its sentence, kind and place),
+MIN_LEAD = 1.25        # ... a quarter ahead of the second,
+MIN_PRIOR = 0.7        # the engine's prior of it (its sentence, kind and place),
 MIN_LOGLIK = -2.0      # and the model's mean log-likelihood per token of it (likelihood),
 MIN_COVERAGE = 0.2     # in a sentence that holds a fifth of the question (idf-weighted)
 # ... a sentence that holds most of the question is itself the evidence: a candidate in it
@@ -75,13 +75,34 @@ class Choice:
                 "scores": self.scores, "why": self.why}
 
 
-def reading_messages(q: Question | str, text: str) -> list[dict[str, str]]:
-    """The short prompt candidates are scored against: the shown text and the question."""
-    q = analyze(q)
+# Two worked examples before the question, about nothing in any collection: a span that is
+# not the first thing named, and a code value. With them the shipped model's likelihood put
+# the right candidate first on 46 of 69 dev questions' gold sections, against 39 without
+# (bench/read.py); one example did less (43), three no better (41).
+READING_EXAMPLES = (
+    ("Which bird was counted most often in the survey?",
+     "The 2019 survey counted 4,200 birds in the park.\nThe house sparrow was the bird counted "
+     "most often, ahead of the starling.", "house sparrow"),
+    ("What setting turns the cache off?",
+     "Caching is on by default.\nSet ``CACHE_SIZE=0`` to turn the cache off; the default size "
+     "is 64 entries.", "CACHE_SIZE=0"),
+)
+
+
+def _reading_turn(question: str, text: str) -> str:
     # the question before the text and again after it: a small model reads the text for it
-    return [{"role": "system", "content": READING_SYSTEM},
-            {"role": "user", "content": f"Question: {q.text}\n\nText:\n{text}\n\n"
-                                        f"Question: {q.text}"}]
+    return f"Question: {question}\n\nText:\n{text}\n\nQuestion: {question}"
+
+
+def reading_messages(q: Question | str, text: str) -> list[dict[str, str]]:
+    """The short prompt candidates are scored against: the worked examples, then the shown
+    text and the question (the reply is prefilled with ``Answer:``)."""
+    q = analyze(q)
+    out = [{"role": "system", "content": READING_SYSTEM}]
+    for question, shown, answer in READING_EXAMPLES:
+        out += [{"role": "user", "content": _reading_turn(question, shown)},
+                {"role": "assistant", "content": f"Answer: {answer}"}]
+    return [*out, {"role": "user", "content": _reading_turn(q.text, text)}]
 
 
 def offered(cands: Sequence[Candidate], n: int | None = None) -> list[Candidate]:

@@ -150,9 +150,9 @@ def _analyze(text: str) -> Question:
         order = _order(ws)
     asks_title = bool(re.search(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b",
                                 " ".join(ws)))
-    # 'which version control system' asks for a system, not a version
-    asks_version = bool(re.search(r"\b(what|which) (python )?(version|release)\b(?! control)",
-                                  " ".join(ws)))
+    # 'which version control system' asks for a system, 'which release manager' for a person
+    asks_version = bool(re.search(r"\b(what|which) (python )?(version|release)\b",
+                                  " ".join(ws))) and target.head in ("version", "release")
     quotes = tuple(next(g for g in m.groups() if g) for m in _QUOTED.finditer(text))
     return Question(
         text=text, words=ws, content=content, names=found_names,
@@ -327,6 +327,21 @@ def _asking_clause(text: str) -> str:
     return text
 
 
+# Words after which a question word still asks ('in which language', 'and who'); after
+# another word it is a relative pronoun ('Users who turn it on ... what kind of problems?').
+_ASKING_AFTER = frozenset("""in of by to for from with at on about as under into during after
+before since through than and but or so""".split())
+_WH = frozenset({"who", "whom", "whose", "which", "what", "when", "where", "how", "why"})
+
+
+def _relative(q: list[str], i: int) -> bool:
+    """Whether ``q[i]`` is a relative pronoun, not the question word: it follows a word that
+    is no preposition or conjunction, and another question word comes later."""
+    return (q[i] in ("who", "whom", "whose", "which", "when", "where") and i > 0
+            and q[i - 1] not in _ASKING_AFTER and q[i - 1] not in _WH
+            and any(w in _WH for w in q[i + 1:]))
+
+
 def _target(text: str, options: tuple[str, ...]) -> Target:
     """The kind and the naming nouns of a question (see ``Target``); the kind comes from the
     first question word of the asking clause ('In PEP 618, what exception does it raise
@@ -336,6 +351,8 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         return Target("choice", frozenset())
     kind, nouns = "", []
     for i, w in enumerate(q):
+        if _relative(q, i):
+            continue
         if w in ("who", "whom", "whose"):
             kind = "who"
         elif w == "when":

@@ -72,6 +72,8 @@ the then to was were which with""".split())
 _OPERATOR = re.compile(r"(?<![^\s(\[\"'`])([:=<>!@*/%&|^~+-]{1,3})(?=[\s)\]\"'`,.;]|$)")
 _QUOTE = re.compile(r"\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|(?<![\w])'([^'\n]{2,60})'(?![\w])")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?:[-–]\w+)?%?(?![\w.]*\w)")
+# A number with its unit written on: '10ms', '512MB', '2x'.
+_UNIT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[munµ]?s|[kKMGT]i?B|[kKMG]|[xX]|px)\b")
 _YEARISH = re.compile(r"^(1[5-9]\d\d|20\d\d)s?$")
 _MONTH_RE = "|".join(m.title() for m in MONTHS)
 _DATE = re.compile(
@@ -269,7 +271,7 @@ def _kind_weights(q: Question) -> dict[str, float]:
         return {"place": 1.0, "entity": 0.6, "phrase": 0.3}
     if t.kind == "number":
         return {"number": 1.0, "date": 0.2}
-    if q.asks_version or nouns & {"version", "release"}:
+    if q.asks_version or t.head in ("version", "release"):
         return {"version": 1.0, "number": 0.6, "date": 0.2}
     if nouns & _PERSON_NOUNS:
         return {"person": 1.0, "entity": 0.5, "phrase": 0.2}
@@ -282,6 +284,29 @@ def _kind_weights(q: Question) -> dict[str, float]:
         return {"number": 1.0}
     return {"phrase": 0.8, "entity": 0.8, "named": 0.8, "code": 0.7, "quote": 0.7, "person": 0.6,
             "place": 0.6, "number": 0.5, "date": 0.5, "version": 0.5, "word": 0.4}
+
+
+# Python's three constants are named in nearly every PEP; they answer a question about a value
+# ('What does it return?'), seldom one about anything else ('Which use of generators ...').
+_CONSTANTS = frozenset({"None", "True", "False"})
+_ASKS_VALUE = frozenset({"value", "values", "return", "returns", "returned", "result", "default",
+                         "constant", "evaluate", "evaluates"})
+# What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
+_EXCEPTION_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|"
+                             r"Group)$")
+
+
+def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> float:
+    """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
+    Python's constants unless a value is asked, and for code that is no exception's name
+    when an exception is."""
+    w = weights.get(kind, 0.0)
+    if text in _CONSTANTS and not (_ASKS_VALUE & set(q.words)):
+        return min(w, 0.1)
+    if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
+            and not _EXCEPTION_NAME.match(text):
+        return 0.4 * w
+    return w
 
 
 def _entity_kind(label: str) -> str:
@@ -319,6 +344,10 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
     for m in _CAPS.finditer(sentence):
         if m.start() > 0 or " " in m.group(0):
             found.append((m.group(0), "entity", m.start()))
+        # the owner of a possessive: "Cliff Wells' Python-DSV" -> 'Cliff Wells'
+        owner = re.match(r"(.+?)['’]s?\s", m.group(0))
+        if owner:
+            found.append((owner.group(1), "entity", m.start()))
     for m in _OPERATOR.finditer(sentence):
         if m.group(1) not in ("-", "--", "*", "+", "/", "|", "&", "=", ":"):
             found.append((m.group(1), "code", m.start(1)))
@@ -326,13 +355,15 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
         found.append((m.group(0), "date", m.start()))
     for m in _VERSION.finditer(sentence):
         found.append((m.group(0), "version", m.start()))
+    for m in _UNIT_NUMBER.finditer(sentence):
+        found.append((m.group(0), "number", m.start()))  # '10ms', '0.5MB', '2x'
     for m in _NUMBER.finditer(sentence):
         tok = m.group(0)
         kind = "date" if _YEARISH.match(tok) else "number"
         found.append((tok, kind, m.start()))
         # a number with its unit: '79 characters', '5-person committee'
         rest = sentence[m.end():]
-        unit = re.match(r"\s?[A-Za-z][a-z-]{1,20}", rest)
+        unit = re.match(r"\s?(?:[A-Za-z][a-z-]{1,20}|[kKMGT]i?B\b)", rest)
         if unit and unit.group(0).strip().lower() not in _NOT_UNIT:
             found.append((tok + unit.group(0), "number", m.start()))
     # 'Which JavaScript feature ...' -> 'JavaScript tagged template literals': the words
@@ -429,7 +460,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             text = _MARKUP.sub("", text).strip(" ,;:.`")
             if _URL.search(text):
                 continue  # an address is where something is, not what it is
-            w = weights.get(kind, 0.0)
+            w = _kind_fit(q, text, kind, weights)
             if not text or w <= 0:
                 continue
             ws = words(text)
