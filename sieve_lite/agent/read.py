@@ -289,8 +289,8 @@ def _kind_weights(q: Question) -> dict[str, float]:
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
 _CONSTANTS = frozenset({"None", "True", "False"})
-_ASKS_VALUE = frozenset({"value", "values", "return", "returns", "returned", "result", "default",
-                         "constant", "evaluate", "evaluates"})
+_VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
+_ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
 # What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
 _EXCEPTION_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|"
                              r"Group)$")
@@ -301,7 +301,8 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     Python's constants unless a value is asked, and for code that is no exception's name
     when an exception is."""
     w = weights.get(kind, 0.0)
-    if text in _CONSTANTS and not (_ASKS_VALUE & set(q.words)):
+    if text in _CONSTANTS and q.target.head not in _VALUE_NOUNS \
+            and not _ASKS_RETURN.search(q.text):
         return min(w, 0.1)
     if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
