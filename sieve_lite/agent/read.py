@@ -371,15 +371,18 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
     # that follow a noun of the question's target name the thing of that kind
     for n in q.target.nouns - {q.target.head} if q.target.kind == "what" else ():
         for m in re.finditer(rf"(?i)\b{re.escape(n)}\w{{0,3}}((?:[ ][\w’'+.-]+){{1,4}})", sentence):
-            tail = m.group(1).split()
-            for k in range(1, len(tail) + 1):
-                if tail[k - 1].lower() in STOPWORDS or not tail[k - 1][-1].isalnum():
-                    if tail[k - 1][:-1] and tail[k - 1][-1] in ",.;:)":
-                        found.append((sentence[m.start(): m.start(1)] + " ".join(
-                            [*tail[:k - 1], tail[k - 1][:-1]]), "named", m.start()))
+            said = sentence[m.start(): m.start(1)]   # the noun as the sentence writes it
+            kept: list[str] = []
+            for tok in m.group(1).split():
+                if tok.lower() in STOPWORDS:
                     break
-                found.append((sentence[m.start(): m.start(1)] + " ".join(tail[:k]), "named",
-                              m.start()))
+                if not tok[-1].isalnum():
+                    # a phrase ends at a stop ('literals,'); other punctuation ends it unsaid
+                    if tok[:-1] and tok[-1] in ",.;:)":
+                        found.append((said + " ".join([*kept, tok[:-1]]), "named", m.start()))
+                    break
+                kept.append(tok)
+                found.append((said + " ".join(kept), "named", m.start()))
     if doc is not None:
         for ent in doc.ents:
             if ent.label_ == "ORDINAL":
@@ -473,7 +476,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             # makes a candidate less likely the answer; but not the noun asked for: 'What
             # kind of quotes ...' is answered by 'triple double quotes', and such a
             # phrase names a thing of the asked kind
-            headed = len(ws) > 1 and any(_inflects(ws[-1], n) for n in q.target.nouns) or \
+            headed = (len(ws) > 1 and any(_inflects(ws[-1], n) for n in q.target.nouns)) or \
                 any(_inflects(ws[0], n) for n in q.target.nouns - {q.target.head})
             shared = set(ws) & split - STOPWORDS
             if headed:
