@@ -283,6 +283,69 @@ def test_a_bridge_goes_through_the_role_the_question_names(wiki: Path) -> None:
         assert b.question() == f"Where did {b.named} die?"
 
 
+def test_a_bridge_finds_the_role_however_the_question_ties_it(wiki: Path) -> None:
+    def roles(q: str, name: str) -> list[str]:
+        return [h.role for h in relations(q, name)]
+
+    # a role right before the entity, tied to it by the clause after it
+    assert roles("Who was in charge of the country Ceelmakoile is located in?",
+                 "Ceelmakoile") == ["country"]
+    assert roles("What year did the company Novair International Airways is part of "
+                 "dissolve?", "Novair International Airways") == ["company"]
+    assert roles("Who founded the band Pearl Jam?", "Pearl Jam") == []  # names its kind
+    # a possessive with no modifier, and a place of birth said either way
+    assert roles("Who did Barry Wesson's team play in the World Series?",
+                 "Barry Wesson") == ["team"]
+    assert roles("What is the most popular hotel in Gisvi's city of birth?",
+                 "Gisvi") == ["birthplace"]
+    assert roles("Of what church is the Diocese of the birthplace of Meehan Bonnar?",
+                 "Meehan Bonnar") == ["birthplace"]
+    # punctuation inside the entity's name, and the role's mention nearest it
+    hops = relations("What county shares a border with the county in which Johnnycake, West "
+                     "Virginia is located?", "Johnnycake West Virginia")
+    assert [h.role for h in hops] == ["county"] and "border" not in hops[0].cues
+    with sieve_lite.open(wiki) as coll:
+        # the role's filler is the answer only when nothing more is asked about it
+        assert Bridge(coll, "Who is the composer of film The Merry Monahans?", None).asks_role
+        assert not Bridge(coll, "What is the composer of film The Merry Monahans named "
+                                "after?", None).asks_role
+
+
+def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:
+    from sieve_lite.agent.bridge import Hop, bridge_name
+
+    country = Hop("country", "place", ("country",))
+    text = ("Damerjog is a small village located in eastern Djibouti, in the Arta Region, "
+            "north of the border with Somalia.")
+    assert bridge_name(text, country, nlp(), set())[0] == "Djibouti"  # not what it borders
+    state = Hop("state", "place", ("state",))
+    text = "Shringarpur is a small village in Ratnagiri district, Maharashtra state, India."
+    # the text says which; 'Maharashtra state' is tried as a title, then 'Maharashtra'
+    assert bridge_name(text, state, nlp(), set())[:2] == ["Maharashtra state", "Maharashtra"]
+
+
+def test_a_name_of_the_kind_asked_for_is_preferred() -> None:
+    # 'the name of the waterfall' asks for a waterfall; what a sentence defines as one is one
+    q = analyze("What is the name of the waterfall in Zimbabwe?")
+    assert q.target.head == "waterfall"
+    text = ("Victoria Falls (Mosi-oa-Tunya, 'The Smoke that Thunders') is a waterfall in "
+            "southern Africa on the Zambezi River at the border between Zambia and Zimbabwe.")
+    reading = read_for(q, text, ("Victoria Falls", "(intro)"), lambda _w: 1.0)
+    assert reading.candidates[0].text == "Victoria Falls"
+    assert reading.candidates[0].kind == "defined"
+    # 'Which county ...': a name ending in 'County' first; a word before an article is a verb
+    q = analyze("What county shares a border with McDowell County?")
+    assert q.target.head == "county"
+    text = ("The tavern stands in Linville Falls, Avery County, North Carolina. Famous Louise's "
+            "Rock House Restaurant sits on the line between Avery County and McDowell County.")
+    assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Avery County"
+    # ... but 'what kind of university' asks for a kind, not a name
+    q = analyze("What kind of university did Judith Viorst attend?")
+    text = "Viorst is a graduate of Rutgers University, a land-grant university in New Jersey."
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[:3]
+    assert "land-grant university" in [c.text for c in top]
+
+
 def test_a_quoted_blank_is_filled_from_the_text_not_by_the_model() -> None:
     from sieve_lite.agent.choice import choose
     from sieve_lite.agent.read import fill_blank

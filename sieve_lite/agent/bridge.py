@@ -47,6 +47,11 @@ company team university school college club band party association organization
 organisation network label league agency firm studio channel station church institution
 museum group corporation airline
 """.split())
+# Kinds of place a name is said 'of' ('the village of Clonbrook' is Clonbrook itself)
+_NAMED_KINDS = frozenset("""
+village city town county state province region district island municipality country nation
+area continent
+""".split())
 _KIND_OF = {**{r: "person" for r in PERSON_ROLES}, **{r: "place" for r in PLACE_ROLES},
             **{r: "org" for r in ORG_ROLES}, **{r: "venue" for r in VENUE_ROLES}}
 _LABELS = {"person": ("PERSON",), "place": ("GPE", "LOC", "FAC"),
@@ -90,37 +95,58 @@ def entity(coll: Any, q: Question | str) -> tuple[str, str] | None:
     return None
 
 
-def _titled(coll: Any, ws: list[str]) -> str | None:
-    """The document whose title's words are exactly ``ws``, ignoring a '(...)' at its end."""
+def _titled(coll: Any, ws: list[str], about: list[str] = ()) -> str | None:
+    """The document whose title's words are exactly ``ws``, ignoring a '(...)' at its end;
+    of several so titled ('Guyana' and 'Guyana'), the one that best matches the words
+    ``about``."""
     phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
-    try:
-        res = coll.search(f"{phrase}[title]", k=8, ranker="bm25", strict=True)
-    except QueryError:
+    res = None
+    for query in ([f"{phrase}[title] AND ({' OR '.join(about)})"] if about else []) + \
+            [f"{phrase}[title]"]:
+        try:
+            res = coll.search(query, k=8, ranker="bm25", strict=True)
+        except QueryError:
+            continue
+        if res.results:
+            break
+    if res is None:
         return None
     for r in res.results:
         title = re.sub(r"\s*\([^()]*\)\s*$", "", str(r.title))
         if words(title) == ws or words(str(r.title)) == ws:
             return str(r.id)
-    return None
+    # ... else a place's title with its region after a comma ('Black Hawk Township,
+    # Jefferson County, Iowa'), when only one is
+    placed = [r for r in res.results if words(str(r.title).split(",")[0]) == ws]
+    return str(placed[0].id) if len(placed) == 1 else None
+
+
+# The clause after a name that ties a role right before it to it: 'the country X is from',
+# 'the company X is part of', 'the city X played for'
+_TIE = (r"\s+(?:(?:is|was|are|were)\s+(?:\w+\s+){0,2}(?:in|from|of|at|on|to|for|with|by)"
+        r"|\w+(?:s|ed)\s+(?:to|for|in|at|with))\b")
 
 
 def relations(q: Question | str, name: str) -> list[Hop]:
     """The roles that lead from the entity ``name`` to what is asked, innermost first: the
     role nouns of the question before the entity ('the country where Baure is located',
-    'the mother of the director of film X'), and after a possessive ('Big Eye's main
-    director')."""
+    'the mother of the director of film X', 'the country Signmark is from'), and after a
+    possessive ('Big Eye's main director', "Gisvi's city of birth")."""
     q = analyze(q)
     low = q.text.lower()
-    at = low.find(name.lower())
-    if at < 0:
+    span = _locate(low, name)
+    if span is None:
         return []
-    before = low[:at]
-    after = low[at + len(name):]
+    before = low[:span[0]]
+    after = low[span[1]:]
     hops: list[Hop] = []
-    # "X's (main) director", right after the entity
-    m = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)", after)
-    if m and _singular(m.group(1)) in _KIND_OF:
-        hops.append(_hop(_singular(m.group(1)), q, low, name))
+    # "X's (main) director", "X's city of birth", right after the entity
+    for m in (re.match(r"['’]s?\s+(\w+)(\s+of\s+birth)?", after),
+              re.match(r"['’]s?\s+\w+\s+(\w+)(\s+of\s+birth)?", after)):
+        if m and _singular(m.group(1)) in _KIND_OF:
+            hops.append(_hop("birthplace" if m.group(2) and _KIND_OF[_singular(m.group(1))]
+                             == "place" else _singular(m.group(1)), q, low, name))
+            break
     # roles before the entity, the nearest first: 'the R of ... the R2 where ... X'
     found = []
     for m in re.finditer(r"\b(\w+)(?:\s+of\s+(?:birth|death))?" + _LINK, before):
@@ -129,16 +155,30 @@ def relations(q: Question | str, name: str) -> list[Hop]:
             continue
         rest = before[m.end():]
         # 'the village of Clonbrook', 'the city of X': the entity's own kind, not a role
-        if _KIND_OF[role] == "place" and m.group(0).endswith(" of") and \
+        if role in _NAMED_KINDS and m.group(0).endswith(" of") and \
                 not re.search(r"\b(?:the|a|an)\b", rest):
             continue
-        found.append((m, role))
-    for m, role in reversed(found):
-        if "of birth" in m.group(0):
+        found.append((m.group(0), role))
+    # 'the country Signmark is from', 'the company X is part of': a role right before the
+    # entity, which a clause after it ties to the entity ('the band Pearl Jam' is no role)
+    direct = re.search(r"\b(\w+)\s+$", before)
+    if direct and _singular(direct.group(1)) in _KIND_OF and re.match(_TIE, after):
+        found.append((direct.group(0), _singular(direct.group(1))))
+    for said, role in reversed(found):
+        if "of birth" in said:
             role = "birthplace"
         hops.append(_hop(role, q, low, name))
-    # 'birth place of', 'place of birth': a place
     return hops[:3]
+
+
+def _locate(low: str, name: str) -> tuple[int, int] | None:
+    """Where the entity's words stand in the lower-cased question, punctuation between them
+    allowed ('Johnnycake West Virginia' in 'Johnnycake, West Virginia')."""
+    parts = name.lower().split()
+    if not parts:
+        return None
+    m = re.search(r"(?<!\w)" + r"\W{1,3}".join(map(re.escape, parts)) + r"(?!\w)", low)
+    return m.span() if m else None
 
 
 def _singular(word: str) -> str:
@@ -151,13 +191,22 @@ def _singular(word: str) -> str:
 
 def _hop(role: str, q: Question, low: str, name: str) -> Hop:
     # the verb after the role says how it is named in the text ('published', 'born')
-    near = re.search(rf"\b{re.escape(role)}\b\s+(?:\w+\s+){{0,3}}", low)
+    # ... at the role's mention nearest the entity ('What county shares a border with the
+    # county in which X is': the second)
+    span = _locate(low, name)
+    at = span[0] if span else 0
+    mentions = list(re.finditer(rf"\b{re.escape(role)}\b\s+(?:\w+\s+){{0,3}}", low))
+    near = min(mentions, key=lambda m: abs(m.start() - at), default=None)
     own = set(words(name))
     cue = [w for w in words(near.group(0)) if w not in STOPWORDS and w not in own] \
         if near else [role]
     if role == "birthplace":
         cue += ["born", "birth"]
     return Hop(role, _KIND_OF.get(role, "place"), tuple(dict.fromkeys([role, *cue])))
+
+
+_BESIDE = re.compile(r"\b(?:borders?|bordering|border with|(?:north|south|east|west)(?:ern)?\s+of|"
+                     r"near|across|opposite)\s+(?:the\s+)?$", re.I)
 
 
 def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[str]:
@@ -173,7 +222,9 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
     scored: list[tuple[float, int, str]] = []
     for si, sentence in enumerate(split_sentences(text)[:12]):
         doc = entities(sentence)
-        ents = [e for e in doc.ents if e.label_ in _LABELS[hop.kind]]
+        # 'Maharashtra state' (tagged an organisation) says it is a state
+        ents = [e for e in doc.ents if e.label_ in _LABELS[hop.kind]
+                or (len(e) > 1 and e[-1].lower_ == hop.role and hop.kind == "place")]
         if not ents:
             continue
         marks = [t.idx for t in doc if t.lower_[:5] in stems]
@@ -182,13 +233,21 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
             if " ".join(words(name)) in exclude:
                 continue
             if marks:
-                dist = min(abs(e.start_char - m) for m in marks)
+                # a mark inside the name ('Maharashtra state') is as near as can be
+                dist = min(0 if e.start_char <= m < e.end_char else abs(e.start_char - m)
+                           for m in marks)
                 score = 2.0 + 1.0 / (1 + dist / 30)
             else:
                 score = 1.0 / (1 + si)
-            if hop.role in ("country", "nation", "state") and j == len(ents) - 1:
-                score += 0.5  # a country is named last
+            said = any(doc.text[m:m + 5].lower() == hop.role[:5] for m in marks)
+            if hop.role in ("country", "nation", "state") and j == len(ents) - 1 and not said:
+                score += 0.5  # a country is named last ('Maharashtra state, India' says which)
+            if _BESIDE.search(sentence[max(0, e.start_char - 30):e.start_char]):
+                score -= 1.0  # a place it borders, or lies north of, is not where it is
             scored.append((score, -si, name))
+            if name.lower().endswith(" " + hop.role):
+                # ... titled 'Katsina State', or just 'Maharashtra'
+                scored.append((score - 0.01, -si, name[: -len(hop.role) - 1]))
     scored.sort(reverse=True)
     return list(dict.fromkeys(name for _s, _i, name in scored))
 
@@ -212,8 +271,18 @@ class Bridge:
         self.asks_role = bool(last) and bool(re.match(
             rf"(?:who|what|which)\s+(?:\w+\s+)?(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?"
             rf"(?:{re.escape(last)}s?\b|{re.escape(self.name.lower())}['’]s?\s+(?:\w+\s+)?"
-            rf"{re.escape(last)}s?\s*\??$)", self.q.text.lower()))
+            rf"{re.escape(last)}s?\s*\??$)", self.q.text.lower())) and self._ends_at_entity()
         self.named = ""          # the last role's filler, as its document's title
+
+    def _ends_at_entity(self) -> bool:
+        """Whether the question says no more after the entity than where it is ('... the
+        country where Baure is located?'), not what to ask about its filler ('... located
+        named after?')."""
+        span = _locate(self.q.text.lower(), self.name)
+        tail = self.q.text.lower()[span[1]:] if span else ""
+        return bool(re.match(r"(?:['’]s?\s+(?:\w+\s+)?\w+)?\s*(?:(?:is|was|are|were)\s+)?"
+                             r"(?:located|situated|found|based|born)?\s*(?:in|at|from)?\s*"
+                             r"[?.!]?\s*$", tail))
 
     def __bool__(self) -> bool:
         return bool(self.start and self.hops)
@@ -272,11 +341,15 @@ class Bridge:
         ws = words(name)
         if not ws:
             return None
-        titled = _titled(self.coll, ws)
-        if titled or titled_only:
-            return titled
         own = set(words(self.name)) | set(ws)
         rest = [w for w in self.q.content if w not in own and w not in ("and", "or", "not")]
+        # of several documents so titled, the one about what is asked, not about the path
+        # ('Kansas' on its congressional districts, not its area, for 'The state where
+        # Henry Worrall died has how many congressional districts?')
+        path = {c for h in self.hops for c in h.cues}
+        titled = _titled(self.coll, ws, [w for w in rest if w not in path] or rest)
+        if titled or titled_only:
+            return titled
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
         query = f"{phrase} AND ({' OR '.join(rest)})" if rest else phrase
         try:
@@ -298,16 +371,23 @@ class Bridge:
             return self.q.text
         text = self.q.text
         low = text.lower()
-        at = low.find(self.name.lower())
-        if at < 0:
+        span = _locate(low, self.name)
+        if span is None:
             return text
-        end = at + len(self.name)
-        tail = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)", low[end:])
+        at, end = span
+        tail = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)(?:\s+of\s+birth)?", low[end:])
         if tail and _singular(tail.group(1)) in _KIND_OF:
             end += tail.end()
+        else:
+            # 'the country Signmark is from': the clause that ties the role goes too
+            tie = re.match(_TIE, low[end:])
+            if tie and re.search(r"\b(\w+)\s+$", low[:at]) and _singular(
+                    re.search(r"\b(\w+)\s+$", low[:at]).group(1)) in _KIND_OF:
+                end += tie.end()
         roles = [m for h in self.hops
-                 for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?{re.escape(h.role)}s?\b",
-                                      low[:at])]
+                 for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?(?:{re.escape(h.role)}s?"
+                                      rf"{'|place of birth' if h.role == 'birthplace' else ''})"
+                                      rf"\b", low[:at])]
         start = min((m.start() for m in roles), default=at)
         return f"{text[:start]}{self.named}{text[end:]}"
 

@@ -375,6 +375,11 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
                     and rest[1] == "of":
                 rest = rest[2:]  # 'What kind of quotes ...' asks for quotes
+            elif len(rest) > 2 and rest[0] in ("name", "names") and rest[1] == "of":
+                # 'What is the name of the waterfall ...' asks for a waterfall
+                rest = rest[2:]
+                while rest and rest[0] in ("the", "a", "an", "this", "that", "its", "their"):
+                    rest = rest[1:]
             run = []
             for x in rest[:4]:
                 if x in _AFTER_WH or x in _POLAR:
@@ -386,6 +391,10 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                     break
                 run.append(x)
             if len(run) == 2 and run[1] in _ADVERBS:
+                run = run[:1]
+            # 'What county shares a border ...': a word before an article is a verb
+            if len(run) == 2 and rest[2:3] and rest[2] in ("a", "an", "the", "its", "his",
+                                                          "her", "their"):
                 run = run[:1]
             # the head of 'which new type slot' is 'slot'; 'which python version' keeps
             # both ('Python-Version:'), a run of two names one thing

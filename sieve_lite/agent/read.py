@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -288,6 +288,7 @@ def _kind_weights(q: Question) -> dict[str, float]:
 
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
+_ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 _CONSTANTS = frozenset({"None", "True", "False"})
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
@@ -300,6 +301,8 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
     Python's constants unless a value is asked, and for code that is no exception's name
     when an exception is."""
+    if kind == "defined":
+        return 1.0
     w = weights.get(kind, 0.0)
     if text in _CONSTANTS and q.target.head not in _VALUE_NOUNS \
             and not _ASKS_RETURN.search(q.text):
@@ -383,6 +386,16 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
                     break
                 kept.append(tok)
                 found.append((said + " ".join(kept), "named", m.start()))
+    # 'Victoria Falls (...) is a waterfall in southern Africa': what a sentence defines as a
+    # thing of the kind asked for is one (its place is the noun's, which the question says)
+    head = q.target.head
+    if q.target.kind in ("what", "where") and len(head) > 2:
+        m = re.match(rf"\s*(?P<subject>[^\s(,][^(,]{{0,60}}?)\s*(?:\([^()]*\)\s*)?"
+                     rf"(?:,[^,]{{0,60}},\s*)?(?:is|was|are|were)\s+(?:a|an|the|one of the)\s+"
+                     rf"(?:[\w-]+\s+){{0,4}}?(?P<head>{re.escape(head)}\w{{0,3}})\b", sentence,
+                     re.I)
+        if m and len(m.group("subject").split()) <= MAX_CANDIDATE_WORDS:
+            found.append((m.group("subject"), "defined", m.start("head")))
     if doc is not None:
         for ent in doc.ents:
             if ent.label_ == "ORDINAL":
@@ -496,7 +509,29 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if old is None or prior > old.prior:
                 out[key] = Candidate(text.strip("`'\""), kind, s.index, round(prior, 4), label,
                                      round(cover, 3))
-    return sorted(out.values(), key=lambda c: (-c.prior, len(c.text)))
+    return sorted(_named_as_asked(q, out.values()), key=lambda c: (-c.prior, len(c.text)))
+
+
+NOT_NAMED = 0.3   # the prior's factor for another name when one is named as asked
+
+
+def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
+    """'Which county ...' is answered by a name that ends in 'County' ('Avery County') when
+    the sentences hold one: then other names and phrases fit less. Not for 'What kind of
+    university ...', which asks for a kind, not a name."""
+    cands = list(cands)
+    head = q.target.head
+    if q.target.kind not in ("what", "where") or len(head) < 3 or _ASKS_KIND.search(q.text):
+        return cands
+
+    def named(c: Candidate) -> bool:
+        toks = c.text.split()
+        return len(toks) > 1 and toks[-1][:1].isupper() and _inflects(toks[-1].lower(), head)
+
+    if not any(named(c) for c in cands):
+        return cands
+    return [c if named(c) or c.kind not in ("entity", "place", "phrase", "person", "named")
+            else replace(c, prior=round(c.prior * NOT_NAMED, 4)) for c in cands]
 
 
 _BLANK = re.compile(r"_{2,}")
