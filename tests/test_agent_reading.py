@@ -311,6 +311,38 @@ def test_a_bridge_finds_the_role_however_the_question_ties_it(wiki: Path) -> Non
                                 "after?", None).asks_role
 
 
+def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path) -> None:
+    import json
+
+    from sieve_lite.build import build_collection
+    from sieve_lite.sources import iter_documents
+
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([
+        {"title": "Henry Worrall (artist)", "text": "Henry Worrall was an American visual "
+         "artist. He settled in Topeka and died there in 1902, in the state of Kansas."},
+        {"title": "Kansas", "text": "Kansas is divided into 4 congressional districts, each "
+         "electing one member of the House of Representatives for a term of two years."},
+        {"title": "Kansas", "text": "Kansas, a state, covers 82,278 square miles."},
+        {"title": "Battle of Mine Creek", "text": "The Battle of Mine Creek was fought in "
+         "Linn County, Kansas, in October 1864."},
+    ]), encoding="utf-8")
+    db = tmp_path / "m.db"
+    build_collection(iter_documents([corpus], "musique"), db, embed=False, quiet=True,
+                     source_label="bridge fixture")
+    with sieve_lite.open(db) as coll:
+        q = "The state where Henry Worrall died has how many congressional districts?"
+        b = Bridge(coll, q, nlp())
+        assert [h.role for h in b.hops] == ["state"]
+        b.on_read(b.start, coll.fetch(b.start, "(intro)").text)
+        # of the two documents titled 'Kansas', the one about what is asked, not its area
+        # (which the title alone ranks first: it is the shorter)
+        assert "congressional" in coll.fetch(b.answer_doc, "(intro)").text
+        # a role right before the name, tied by a clause that ends the question
+        q = "Who was governor of the state the Battle of Mine Creek was fought?"
+        assert [h.role for h in Bridge(coll, q, None).hops][:1] == ["state"]
+
+
 def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:
     from sieve_lite.agent.bridge import Hop, bridge_name
 
@@ -339,6 +371,12 @@ def test_a_name_of_the_kind_asked_for_is_preferred() -> None:
     text = ("The tavern stands in Linville Falls, Avery County, North Carolina. Famous Louise's "
             "Rock House Restaurant sits on the line between Avery County and McDowell County.")
     assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Avery County"
+    # such a name fits fully, whatever kind it was found as
+    q = analyze("Humboldt Peak, in Colorado, is part of what mountain range?")
+    text = ("Humboldt Peak is a high mountain summit in the Sangre de Cristo Range of the "
+            "Rocky Mountains of North America.")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert top.text == "Sangre de Cristo Range" and top.prior > 0.8
     # ... but 'what kind of university' asks for a kind, not a name
     q = analyze("What kind of university did Judith Viorst attend?")
     text = "Viorst is a graduate of Rutgers University, a land-grant university in New Jersey."

@@ -122,9 +122,9 @@ def _titled(coll: Any, ws: list[str], about: list[str] = ()) -> str | None:
 
 
 # The clause after a name that ties a role right before it to it: 'the country X is from',
-# 'the company X is part of', 'the city X played for'
-_TIE = (r"\s+(?:(?:is|was|are|were)\s+(?:\w+\s+){0,2}(?:in|from|of|at|on|to|for|with|by)"
-        r"|\w+(?:s|ed)\s+(?:to|for|in|at|with))\b")
+# 'the company X is part of', 'the city X played for', 'the state X was fought?'
+_TIE = (r"\s+(?:(?:is|was|are|were)\s+(?:\w+\s+){0,2}(?:in|from|of|at|on|to|for|with|by)\b"
+        r"|\w+(?:s|ed)\s+(?:to|for|in|at|with)\b|(?:is|was|are|were)\s+\w+\s*[?.]?\s*$)")
 
 
 def relations(q: Question | str, name: str) -> list[Hop]:
@@ -161,7 +161,7 @@ def relations(q: Question | str, name: str) -> list[Hop]:
         found.append((m.group(0), role))
     # 'the country Signmark is from', 'the company X is part of': a role right before the
     # entity, which a clause after it ties to the entity ('the band Pearl Jam' is no role)
-    direct = re.search(r"\b(\w+)\s+$", before)
+    direct = re.search(r"\b(\w+)\s+(?:the\s+)?$", before)
     if direct and _singular(direct.group(1)) in _KIND_OF and re.match(_TIE, after):
         found.append((direct.group(0), _singular(direct.group(1))))
     for said, role in reversed(found):
@@ -381,8 +381,8 @@ class Bridge:
         else:
             # 'the country Signmark is from': the clause that ties the role goes too
             tie = re.match(_TIE, low[end:])
-            if tie and re.search(r"\b(\w+)\s+$", low[:at]) and _singular(
-                    re.search(r"\b(\w+)\s+$", low[:at]).group(1)) in _KIND_OF:
+            role = re.search(r"\b(\w+)\s+(?:the\s+)?$", low[:at])
+            if tie and role and _singular(role.group(1)) in _KIND_OF:
                 end += tie.end()
         roles = [m for h in self.hops
                  for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?(?:{re.escape(h.role)}s?"

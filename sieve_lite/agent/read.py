@@ -477,7 +477,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             text = _MARKUP.sub("", text).strip(" ,;:.`")
             if _URL.search(text):
                 continue  # an address is where something is, not what it is
-            w = _kind_fit(q, text, kind, weights)
+            w = 1.0 if _names_asked(q, text) else _kind_fit(q, text, kind, weights)
             if not text or w <= 0:
                 continue
             ws = words(text)
@@ -520,18 +520,21 @@ def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
     the sentences hold one: then other names and phrases fit less. Not for 'What kind of
     university ...', which asks for a kind, not a name."""
     cands = list(cands)
+    if not any(_names_asked(q, c.text) for c in cands):
+        return cands
+    return [c if _names_asked(q, c.text) or c.kind not in ("entity", "place", "phrase",
+                                                           "person", "named")
+            else replace(c, prior=round(c.prior * NOT_NAMED, 4)) for c in cands]
+
+
+def _names_asked(q: Question, text: str) -> bool:
+    """Whether ``text`` is a name that ends in the noun asked for ('Sangre de Cristo Range'
+    for 'what mountain range'); such a name fits the question fully, whatever its kind."""
     head = q.target.head
     if q.target.kind not in ("what", "where") or len(head) < 3 or _ASKS_KIND.search(q.text):
-        return cands
-
-    def named(c: Candidate) -> bool:
-        toks = c.text.split()
-        return len(toks) > 1 and toks[-1][:1].isupper() and _inflects(toks[-1].lower(), head)
-
-    if not any(named(c) for c in cands):
-        return cands
-    return [c if named(c) or c.kind not in ("entity", "place", "phrase", "person", "named")
-            else replace(c, prior=round(c.prior * NOT_NAMED, 4)) for c in cands]
+        return False
+    toks = text.split()
+    return len(toks) > 1 and toks[-1][:1].isupper() and _inflects(toks[-1].lower(), head)
 
 
 _BLANK = re.compile(r"_{2,}")
