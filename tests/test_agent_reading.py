@@ -67,6 +67,15 @@ def test_the_noun_asked_for_is_the_last_one() -> None:
     assert analyze("Whose Python-DSV module read CSV files?").target.kind == "who"
 
 
+def test_the_two_options_however_they_are_put() -> None:
+    # a comparative with no comma, and options after a colon
+    q = analyze("who is younger Keith Bostic or Jerry Glanville ?")
+    assert q.options == ("Keith Bostic", "Jerry Glanville") and q.order == "last"
+    assert analyze("Which Karakoram mountain is higher: Distaghil Sar or The Crown").options == \
+        ("Distaghil Sar", "The Crown")
+    assert analyze("Which PEP came first, PEP 8 or PEP 20?").options == ("PEP 8", "PEP 20")
+
+
 def test_one_reading_of_the_question() -> None:
     q = analyze("Which writer was from England, Henry Roth or Robert Erskine Childers?")
     assert q.options == ("Henry Roth", "Robert Erskine Childers")
@@ -211,6 +220,17 @@ def test_dates_and_comparisons_from_text() -> None:
     assert compare(q, {**texts, "Steven Perry": "Steven Perry is a player."}) is None
 
 
+def test_both_holds_what_the_texts_say_not_how_it_is_put() -> None:
+    # 'described as' is how the question puts it; 'genera' is the plural of 'genus'
+    q = "Are both Dictyosperma, and Huernia described as a genus?"
+    texts = {"Dictyosperma": "Dictyosperma is a monotypic genus of flowering plant.",
+             "Huernia": "The genus Huernia consists of stem succulents from Africa."}
+    assert subjects(q) == ("Dictyosperma", "Huernia") and compare(q, texts).answer == "yes"
+    assert compare("Are both Dictyosperma and Huernia genera?", texts).answer == "yes"
+    # one text that does not say it: no answer, not 'no'
+    assert compare(q, {**texts, "Huernia": "Huernia plants grow in Africa."}) is None
+
+
 def test_a_country_is_said_by_its_demonym() -> None:
     both = "Are Local H and For Against both from the United States?"
     texts = {"Local H": "Local H is an American rock band from Zion, Illinois.",
@@ -300,6 +320,16 @@ def test_a_bridge_finds_the_role_however_the_question_ties_it(wiki: Path) -> Non
                  "Gisvi") == ["birthplace"]
     assert roles("Of what church is the Diocese of the birthplace of Meehan Bonnar?",
                  "Meehan Bonnar") == ["birthplace"]
+    # a role after the entity that a relative clause asks about, an occupation as a role
+    assert roles("Ralph Hefferline was a psychology professor at a university that is "
+                 "located in what city?", "Ralph Hefferline") == ["university"]
+    assert roles("Seven Brief Lessons on Physics was written by an Italian physicist that has "
+                 "worked in France since what year?", "Seven Brief Lessons on Physics") == \
+        ["physicist"]
+    assert roles("In 1991 Euromarché was bought by a chain that operated how many "
+                 "hypermarkets?", "Euromarché") == ["chain"]
+    assert roles("The battle in which Giuseppe Arimondi died secured what for Ethiopia?",
+                 "Giuseppe Arimondi") == ["battle"]
     # punctuation inside the entity's name, and the role's mention nearest it
     hops = relations("What county shares a border with the county in which Johnnycake, West "
                      "Virginia is located?", "Johnnycake West Virginia")
@@ -326,6 +356,10 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
         {"title": "Kansas", "text": "Kansas, a state, covers 82,278 square miles."},
         {"title": "Battle of Mine Creek", "text": "The Battle of Mine Creek was fought in "
          "Linn County, Kansas, in October 1864."},
+        {"title": "Ralph Hefferline", "text": "Ralph Hefferline was a professor of psychology "
+         "at Columbia University."},
+        {"title": "Columbia University", "text": "Columbia University is a private research "
+         "university in New York City."},
     ]), encoding="utf-8")
     db = tmp_path / "m.db"
     build_collection(iter_documents([corpus], "musique"), db, embed=False, quiet=True,
@@ -341,6 +375,13 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
         # a role right before the name, tied by a clause that ends the question
         q = "Who was governor of the state the Battle of Mine Creek was fought?"
         assert [h.role for h in Bridge(coll, q, None).hops][:1] == ["state"]
+        # a role after the entity: its filler's document is asked what the clause asks
+        q = "Ralph Hefferline was a psychology professor at a university that is located in " \
+            "what city?"
+        b = Bridge(coll, q, nlp())
+        b.on_read(b.start, coll.fetch(b.start, "(intro)").text)
+        assert b.named == "Columbia University"
+        assert b.question() == "Columbia University is located in what city?"
 
 
 def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:
@@ -350,6 +391,12 @@ def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:
     text = ("Damerjog is a small village located in eastern Djibouti, in the Arta Region, "
             "north of the border with Somalia.")
     assert bridge_name(text, country, nlp(), set())[0] == "Djibouti"  # not what it borders
+    # 'written by' names the writer, though 'written' and 'writer' part after four letters
+    writer = relations("Who was the writer of These Boots Are Made for Walkin?",
+                       "These Boots Are Made for Walkin")[0]
+    text = ("These Boots Are Made for Walkin' is a hit song written by Lee Hazlewood and "
+            "recorded by Nancy Sinatra.")
+    assert bridge_name(text, writer, nlp(), set())[0] == "Lee Hazlewood"
     state = Hop("state", "place", ("state",))
     text = "Shringarpur is a small village in Ratnagiri district, Maharashtra state, India."
     # the text says which; 'Maharashtra state' is tried as a title, then 'Maharashtra'

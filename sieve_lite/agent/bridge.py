@@ -35,6 +35,9 @@ leader owner ceo chairman player coach manager captain member grandfather grandm
 inventor designer architect artist actor actress presenter host editor publisher narrator
 screenwriter lyricist conductor king queen emperor ruler governor mayor successor
 predecessor head minister chief teacher student woman man person
+physicist scientist chemist biologist mathematician astronomer economist historian philosopher
+poet novelist playwright journalist musician pianist guitarist drummer rapper painter sculptor
+photographer politician engineer footballer comedian dancer businessman industrialist
 """.split())
 PLACE_ROLES = frozenset("""
 country city state county province region town village place location birthplace capital
@@ -45,7 +48,10 @@ VENUE_ROLES = frozenset("arena stadium venue ground ballpark theatre theater hal
 ORG_ROLES = frozenset("""
 company team university school college club band party association organization
 organisation network label league agency firm studio channel station church institution
-museum group corporation airline
+museum group corporation airline chain retailer manufacturer brand
+""".split())
+# An event is named like one, or like the body that holds it ('the Battle of Adwa')
+EVENT_ROLES = frozenset("""battle war siege campaign tournament championship festival election
 """.split())
 # Kinds of place a name is said 'of' ('the village of Clonbrook' is Clonbrook itself)
 _NAMED_KINDS = frozenset("""
@@ -53,9 +59,11 @@ village city town county state province region district island municipality coun
 area continent
 """.split())
 _KIND_OF = {**{r: "person" for r in PERSON_ROLES}, **{r: "place" for r in PLACE_ROLES},
-            **{r: "org" for r in ORG_ROLES}, **{r: "venue" for r in VENUE_ROLES}}
+            **{r: "org" for r in ORG_ROLES}, **{r: "venue" for r in VENUE_ROLES},
+            **{r: "event" for r in EVENT_ROLES}}
 _LABELS = {"person": ("PERSON",), "place": ("GPE", "LOC", "FAC"),
-           "org": ("ORG", "NORP", "FAC"), "venue": ("FAC", "ORG", "LOC")}
+           "org": ("ORG", "NORP", "FAC"), "venue": ("FAC", "ORG", "LOC"),
+           "event": ("EVENT", "ORG", "FAC")}
 # Words between a role and the entity ('the composer of film X', 'the country where X is').
 _LINK = r"(?:\s+(?:of|where|in|which|that|who|whose|containing|for|from|at|with)\b)"
 
@@ -168,6 +176,13 @@ def relations(q: Question | str, name: str) -> list[Hop]:
         if "of birth" in said:
             role = "birthplace"
         hops.append(_hop(role, q, low, name))
+    if not hops:
+        # 'X was a professor at a university that is located in what city?', 'X was written
+        # by an Italian physicist who has worked in France since what year?': a role after
+        # the entity that a relative clause asks about
+        m = re.search(r"\b(\w+)\s+(?:that|which|who|whose|where)\b", after)
+        if m and _singular(m.group(1)) in _KIND_OF:
+            hops.append(_hop(_singular(m.group(1)), q, low, name))
     return hops[:3]
 
 
@@ -189,6 +204,14 @@ def _singular(word: str) -> str:
     return word
 
 
+# How a text says a role with a verb whose forms do not share its first five letters
+# ('written by' for the writer, 'sung by' for the singer)
+_SAID_AS = {"writer": ["written", "wrote"], "author": ["written", "wrote"],
+            "lyricist": ["written", "wrote"], "screenwriter": ["written", "wrote"],
+            "singer": ["sung", "sang", "sings"], "founder": ["founded"],
+            "creator": ["created"], "designer": ["designed"], "builder": ["built"]}
+
+
 def _hop(role: str, q: Question, low: str, name: str) -> Hop:
     # the verb after the role says how it is named in the text ('published', 'born')
     # ... at the role's mention nearest the entity ('What county shares a border with the
@@ -202,6 +225,7 @@ def _hop(role: str, q: Question, low: str, name: str) -> Hop:
         if near else [role]
     if role == "birthplace":
         cue += ["born", "birth"]
+    cue += _SAID_AS.get(role, [])
     return Hop(role, _KIND_OF.get(role, "place"), tuple(dict.fromkeys([role, *cue])))
 
 
@@ -388,6 +412,13 @@ class Bridge:
                  for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?(?:{re.escape(h.role)}s?"
                                       rf"{'|place of birth' if h.role == 'birthplace' else ''})"
                                       rf"\b", low[:at])]
+        if not roles and end == span[1]:
+            # the role comes after the entity, and its relative clause is what is asked
+            # ('... at a university that is located in what city?' -> 'Columbia University
+            # is located in what city?')
+            last = re.escape(self.hops[-1].role)
+            clause = re.search(rf"\b{last}s?\s+(?:that|which|who)\s+(.+)$", text[end:], re.I)
+            return f"{self.named} {clause.group(1)}" if clause else text
         start = min((m.start() for m in roles), default=at)
         return f"{text[:start]}{self.named}{text[end:]}"
 

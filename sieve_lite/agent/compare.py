@@ -194,7 +194,18 @@ def _property_words(q: Question) -> list[str]:
         tail = head.split(",")[0] if "," in head else head
     else:
         tail = ""
-    return [w for w in words(tail) if w not in STOPWORDS and w not in opts]
+    return [_IRREGULAR.get(w, w) for w in words(tail)
+            if w not in STOPWORDS and w not in opts and w not in _HEDGES]
+
+
+# Words that say how a thing is described, not what it is ('Are both X and Y described as a
+# genus?', '... considered types of plant?'): a text need not say them.
+_HEDGES = frozenset("""described considered classified known called regarded referred labeled
+labelled named type types kind kinds sort sorts""".split())
+# Plurals that do not share their singular's first five letters ('genera' of 'genus')
+_IRREGULAR = {"genera": "genus", "phenomena": "phenomenon", "criteria": "criterion",
+              "media": "medium", "women": "woman", "men": "man", "children": "child",
+              "people": "person"}
 
 
 def holds(q: Question | str, text: str) -> bool | None:
@@ -205,7 +216,7 @@ def holds(q: Question | str, text: str) -> bool | None:
     props = _property_words(q)
     if not props:
         return None
-    ws = words(text)
+    ws = [_IRREGULAR.get(w, w) for w in words(text)]
     have = {w[:5] for w in ws}
     said = " " + " ".join(ws) + " "
     table = demonyms()

@@ -420,7 +420,12 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
 
 # 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /
 # 'Who is older, Annie Morton or Terry Richardson?'
-_TAIL_OPTIONS = re.compile(r",\s*(?:the\s+)?(.+?)\s*,?\s+or\s+(?:the\s+)?(.+?)\s*[?.!]*\s*$")
+_TAIL_OPTIONS = re.compile(r"[,:]\s*(?:the\s+)?(.+?)\s*,?\s+or\s+(?:the\s+)?(.+?)\s*[?.!]*\s*$")
+# 'who is younger Keith Bostic or Jerry Glanville ?': a comparative, then two names
+_COMPARED_OPTIONS = re.compile(
+    r"^(?i:who|which(?:\s+one)?)\s+(?i:is|was|are|were)\s+(?i:the\s+)?(?i:\w+er|more\s+\w+|"
+    r"less\s+\w+)\s*,?\s+(?:the\s+)?([A-Z0-9\"'“][^?]*?)\s+or\s+(?:the\s+)?([A-Z0-9\"'“][^?]*?)"
+    r"\s*[?.!]*\s*$")
 _LEAD_OPTIONS = re.compile(
     r"^(?:is|are|was|were|did|does|do|has|have|had)\s+(?:the\s+)?(.+?)\s+or\s+(?:the\s+)?"
     r"((?:[A-Z0-9\"'“][^\s]*(?:\s+|$))+)", re.I)
@@ -434,6 +439,9 @@ def _options(text: str) -> tuple[str, ...]:
         a, b = m.group(1).strip(" \"'“”"), m.group(2).strip(" \"'“”")
         if a and b and len(a) <= 80 and len(b) <= 80:
             return (a, b)
+    m = _COMPARED_OPTIONS.match(t)
+    if m and " or " not in m.group(1):
+        return (m.group(1).strip(" \"'“”"), m.group(2).strip(" \"'“”"))
     m = _LEAD_OPTIONS.match(t)
     if m:
         a = m.group(1).strip(" \"'“”")
