@@ -138,8 +138,10 @@ _TIE = (r"\s+(?:(?:is|was|are|were)\s+(?:\w+\s+){0,2}(?:in|from|of|at|on|to|for|
 def relations(q: Question | str, name: str) -> list[Hop]:
     """The roles that lead from the entity ``name`` to what is asked, innermost first: the
     role nouns of the question before the entity ('the country where Baure is located',
-    'the mother of the director of film X', 'the country Signmark is from'), and after a
-    possessive ('Big Eye's main director', "Gisvi's city of birth")."""
+    'the mother of the director of film X', 'the country Signmark is from'), after a
+    possessive ('Big Eye's main director', "Gisvi's city of birth"), or, when there is none
+    of those, after the entity with a relative clause ('X was a professor at a university
+    that is located in what city?')."""
     q = analyze(q)
     low = q.text.lower()
     span = _locate(low, name)
