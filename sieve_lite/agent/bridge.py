@@ -169,11 +169,9 @@ def relations(q: Question | str, name: str) -> list[Hop]:
                 not re.search(r"\b(?:the|a|an)\b", rest):
             continue
         found.append((m.group(0), role))
-    # 'the country Signmark is from', 'the company X is part of': a role right before the
-    # entity, which a clause after it ties to the entity ('the band Pearl Jam' is no role)
-    direct = re.search(r"\b(\w+)\s+(?:the\s+)?$", before)
-    if direct and _singular(direct.group(1)) in _KIND_OF and re.match(_TIE, after):
-        found.append((direct.group(0), _singular(direct.group(1))))
+    direct = _direct_role(before, after)
+    if direct:
+        found.append((direct[0], direct[1]))
     for said, role in reversed(found):
         if "of birth" in said:
             role = "birthplace"
@@ -186,6 +184,17 @@ def relations(q: Question | str, name: str) -> list[Hop]:
         if m and _singular(m.group(1)) in _KIND_OF:
             hops.append(_hop(_singular(m.group(1)), q, low, name))
     return hops[:3]
+
+
+def _direct_role(before: str, after: str) -> tuple[str, str, int] | None:
+    """'the country Signmark is from', 'the company X is part of': a role right before the
+    entity, which a clause after it ties to the entity ('the band Pearl Jam' is no role):
+    (the words said, the role, the tying clause's length), or None."""
+    said = re.search(r"\b(\w+)\s+(?:the\s+)?$", before)
+    tie = re.match(_TIE, after)
+    if said and tie and _singular(said.group(1)) in _KIND_OF:
+        return said.group(0), _singular(said.group(1)), tie.end()
+    return None
 
 
 def _locate(low: str, name: str) -> tuple[int, int] | None:
@@ -404,12 +413,8 @@ class Bridge:
         tail = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)(?:\s+of\s+birth)?", low[end:])
         if tail and _singular(tail.group(1)) in _KIND_OF:
             end += tail.end()
-        else:
-            # 'the country Signmark is from': the clause that ties the role goes too
-            tie = re.match(_TIE, low[end:])
-            role = re.search(r"\b(\w+)\s+(?:the\s+)?$", low[:at])
-            if tie and role and _singular(role.group(1)) in _KIND_OF:
-                end += tie.end()
+        elif direct := _direct_role(low[:at], low[end:]):
+            end += direct[2]  # 'the country Signmark is from': the tying clause goes too
         roles = [m for h in self.hops
                  for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?(?:{re.escape(h.role)}s?"
                                       rf"{'|place of birth' if h.role == 'birthplace' else ''})"

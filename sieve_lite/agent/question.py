@@ -84,6 +84,7 @@ class Target:
     kind: str
     nouns: frozenset[str]
     head: str = ""          # the noun asked for ('feature' in 'which JavaScript feature')
+    asks_kind: bool = False  # 'what kind / type / sort of ...': a kind, not a name
 
 
 @dataclass(frozen=True)
@@ -415,7 +416,11 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             r"\bwhat\s+(?:became|becomes|happened|happens)\s+(?:of|to)\b|\bfate\s+of\b",
             " ".join(q)):
         nouns = ["status"]  # 'What became of the proposal ...?' asks how it ended
-    return Target(kind, frozenset(nouns), nouns[-1] if nouns else "")
+    return Target(kind, frozenset(nouns), nouns[-1] if nouns else "",
+                  bool(_ASKS_KIND.search(text)))
+
+
+_ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 
 
 # 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /

@@ -288,7 +288,6 @@ def _kind_weights(q: Question) -> dict[str, float]:
 
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
-_ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 _CONSTANTS = frozenset({"None", "True", "False"})
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
@@ -520,18 +519,19 @@ def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
     the sentences hold one: then other names and phrases fit less. Not for 'What kind of
     university ...', which asks for a kind, not a name."""
     cands = list(cands)
-    if not any(_names_asked(q, c.text) for c in cands):
+    named = [_names_asked(q, c.text) for c in cands]
+    if not any(named):
         return cands
-    return [c if _names_asked(q, c.text) or c.kind not in ("entity", "place", "phrase",
-                                                           "person", "named")
-            else replace(c, prior=round(c.prior * NOT_NAMED, 4)) for c in cands]
+    return [c if is_named or c.kind not in ("entity", "place", "phrase", "person", "named")
+            else replace(c, prior=round(c.prior * NOT_NAMED, 4))
+            for c, is_named in zip(cands, named, strict=True)]
 
 
 def _names_asked(q: Question, text: str) -> bool:
     """Whether ``text`` is a name that ends in the noun asked for ('Sangre de Cristo Range'
     for 'what mountain range'); such a name fits the question fully, whatever its kind."""
     head = q.target.head
-    if q.target.kind not in ("what", "where") or len(head) < 3 or _ASKS_KIND.search(q.text):
+    if q.target.kind not in ("what", "where") or len(head) < 3 or q.target.asks_kind:
         return False
     toks = text.split()
     return len(toks) > 1 and toks[-1][:1].isupper() and _inflects(toks[-1].lower(), head)
