@@ -16,7 +16,7 @@ import pytest
 import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.bridge import Bridge, entity, relations
-from sieve_lite.agent.choice import Choice, decide
+from sieve_lite.agent.choice import Choice, combine, decide
 from sieve_lite.agent.compare import dates_in, is_comparison, subjects
 from sieve_lite.agent.compare import decide as compare
 from sieve_lite.agent.question import analyze
@@ -151,6 +151,27 @@ def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
     assert "Cliff Wells" in got
 
 
+def test_a_span_said_where_the_question_word_stands_leads() -> None:
+    # the question word in place after a verb or a preposition; not a relative clause, not
+    # a question word that opens the question or a clause
+    assert analyze("Tysons Galleria is located in what county?").lead_in == ("located", "in")
+    assert analyze("Data classes can be thought of as what, per the PEP?").lead_in == \
+        ("of", "as")
+    assert analyze("Alvaro Mexia had a mission with which tribe?").lead_in == \
+        ("mission", "with")
+    for q in ("What is the capital of France?", "In which city was the sprint held?",
+              "For type stubs, from which pip version is it used?",
+              "It was founded by an industrialist who became known as the father of what?"
+              .replace(" of what?", "?")):
+        assert analyze(q).lead_in == (), q
+    q = analyze("Data classes can be thought of as what, according to the PEP?")
+    text = ('Although they use a very different mechanism, Data Classes can be thought of as '
+            '"mutable namedtuples with defaults". Class factories are one such mechanism.')
+    got = {c.text: c.prior for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert got["mutable namedtuples with defaults"] >= max(got.values())
+    assert got["mutable namedtuples with defaults"] > got["Class factories"]
+
+
 def test_a_narrowed_read_fits_its_budget() -> None:
     sents = [Sentence("alpha beta gamma.", 0, 3.0), Sentence("delta.", 5, 2.0),
              Sentence("epsilon zeta.", 1, 1.0)]
@@ -181,6 +202,20 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert covered.answer is not None and covered.answer.text == "c0"
     thin = decide(_cands(0.3, 0.1, coverage=0.8), [0.9, 0.1], "likelihood")
     assert thin.answer is None and "loosely" in thin.why
+    # a clear lead in the combined belief lowers it too, but not below CLEAR_MIN_PRIOR
+    clear = decide(_cands(0.65, 0.9), [0.8, 0.15], "likelihood")
+    assert clear.answer is not None and clear.answer.text == "c0"
+    assert decide(_cands(0.65, 0.9), [0.6, 0.4], "likelihood").answer is None
+    assert decide(_cands(0.55, 0.9), [0.9, 0.1], "likelihood").answer is None
+
+
+def test_the_sentence_that_holds_more_of_the_question_wins_a_tie() -> None:
+    # 'CRITICAL' and 'FATAL' are as likely to the model; 'FATAL' stands in the sentence
+    # that says 'log4j' and 'death'
+    pair = [Candidate("CRITICAL", "code", 0, 0.8, None, 0.2),
+            Candidate("FATAL", "code", 1, 0.8, None, 0.4)]
+    shares = combine(pair, [-0.5, -0.5])
+    assert shares[1] > shares[0] and abs(shares[1] / shares[0] - 2 ** 0.5) < 1e-6
 
 
 def test_a_sure_model_outweighs_a_loose_prior_but_not_a_sentence_about_something_else() -> None:
@@ -236,8 +271,26 @@ def test_a_country_is_said_by_its_demonym() -> None:
     texts = {"Local H": "Local H is an American rock band from Zion, Illinois.",
              "For Against": "For Against is an American post-punk band from Lincoln."}
     assert compare(both, texts).answer == "yes"
-    # only 'yes' is answered: a text that does not say so is no proof it is not so
-    assert compare(both, {**texts, "For Against": "For Against is a French band."}) is None
+    # a text that does not say so is no proof it is not so; one that opens by naming
+    # another nation is (read with spaCy's entities)
+    assert compare(both, {**texts, "For Against": "For Against is a band."}, nlp()) is None
+    french = {**texts, "For Against": "For Against is a French band. It toured Japan."}
+    assert compare(both, french) is None   # without entities nothing is read as a nation
+    assert compare(both, french, nlp()).answer == "no"
+    assert compare("Are Local H and For Against both American?", french, nlp()).answer == "no"
+    # 'English' does not deny 'British'; a state is denied by another state, not by a city
+    # or a person
+    brit = {"Local H": "Local H is an English band.", "For Against": "For Against is British."}
+    assert compare("Are Local H and For Against both British?", brit, nlp()) is None
+    mich = "Are both Local H and For Against located in Michigan?"
+    assert compare(mich, {"Local H": "Local H is an airport in Elko County, Nevada.",
+                          "For Against": "For Against is in Grand Rapids, Michigan."},
+                   nlp()).answer == "no"
+    assert compare(mich, {"Local H": "Local H is an airport near Grand Rapids.",
+                          "For Against": "For Against is in Grand Rapids, Michigan."},
+                   nlp()) is None
+    assert compare(both, {**texts, "For Against": "For Against was formed by Michael Jordan "
+                                                  "in Lincoln."}, nlp()) is None
     which = "Which writer was from England, Henry Roth or Robert Erskine Childers?"
     texts = {"Henry Roth": "Henry Roth was an American novelist.",
              "Robert Erskine Childers": "Robert Erskine Childers was an English-born writer."}
@@ -250,6 +303,30 @@ def test_a_country_is_said_by_its_demonym() -> None:
     assert compare(same, {"Scott Derrickson": "Scott Derrickson is an American director.",
                           "Ed Wood": "Ed Wood was a filmmaker from the United States."},
                    nlp()).answer == "yes"
+
+
+def test_what_two_things_have_in_common_is_what_both_openings_say() -> None:
+    q = "What occupation do Chris Menges and Aram Avakian share?"
+    assert is_comparison(q) and subjects(q) == ("Chris Menges", "Aram Avakian")
+    texts = {"Chris Menges": "Chris Menges (born 1940) is an English cinematographer and film "
+                             "director. He won two Academy Awards.",
+             "Aram Avakian": "Aram Avakian (1926-1987) was an American film editor and "
+                             "director. He was born in New York."}
+    got = compare(q, texts, nlp())
+    assert got is not None and got.answer == "director"
+    # two values in common ('singer' and 'songwriter') are no one answer
+    two = {"Chris Menges": "Chris Menges is an English singer and songwriter.",
+           "Aram Avakian": "Aram Avakian is an American songwriter and singer."}
+    assert compare(q, two, nlp()) is None
+    nation = "What nationality were social anthropologists Alfred Gell and Edmund Leach?"
+    assert subjects(nation) == ("Alfred Gell", "Edmund Leach")
+    got = compare(nation, {"Alfred Gell": "Alfred Gell was a British anthropologist.",
+                           "Edmund Leach": "Sir Edmund Leach was a British anthropologist."},
+                  nlp())
+    assert got is not None and got.answer == "British"
+    # a clause is no name: this asks who, and compares nothing
+    assert not is_comparison("What chef is the owner of a Japanese restaurant in Tribeca and "
+                             "also owns a bar in Nevada?")
 
 
 @pytest.fixture(scope="module")
@@ -360,6 +437,10 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
          "at Columbia University."},
         {"title": "Columbia University", "text": "Columbia University is a private research "
          "university in New York City."},
+        {"title": "Brand (play)", "text": "Brand is a play by the Norwegian playwright Henrik "
+         "Ibsen, written in 1865."},
+        {"title": "Nora Ibsen", "text": "Nora Ibsen is a producer of the 2006 Ibsen Year, "
+         "Norway's anniversary of playwright Henrik Ibsen's death."},
     ]), encoding="utf-8")
     db = tmp_path / "m.db"
     build_collection(iter_documents([corpus], "musique"), db, embed=False, quiet=True,
@@ -382,6 +463,12 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
         b.on_read(b.start, coll.fetch(b.start, "(intro)").text)
         assert b.named == "Columbia University"
         assert b.question() == "Columbia University is located in what city?"
+        # a filler with no document of its own is read where its name is said, even without
+        # the question's other words ('country', 'citizen')
+        b = Bridge(coll, "What country was the author of Brand a citizen of?", nlp())
+        b.on_read(b.start, coll.fetch(b.start, "(intro)").text)
+        assert b.named == "Henrik Ibsen" and not b.stuck
+        assert "Norway" in coll.fetch(b.answer_doc, "(intro)").text
 
 
 def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:

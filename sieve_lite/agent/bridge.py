@@ -386,14 +386,17 @@ class Bridge:
         if titled or titled_only:
             return titled
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
-        query = f"{phrase} AND ({' OR '.join(rest)})" if rest else phrase
-        try:
-            res = self.coll.search(query, k=5, ranker="bm25", strict=True)
-        except QueryError:
-            return None
-        for r in res.results:
-            if str(r.id) not in self.path:
-                return str(r.id)
+        # with one of the question's other words, else a name of two words or more alone (a
+        # page that names 'Henrik Ibsen' may say 'Norway's' without 'country' or 'citizen')
+        alone = [phrase] if len(ws) > 1 or not rest else []
+        for query in ([f"{phrase} AND ({' OR '.join(rest)})"] if rest else []) + alone:
+            try:
+                res = self.coll.search(query, k=5, ranker="bm25", strict=True)
+            except QueryError:
+                return None
+            for r in res.results:
+                if str(r.id) not in self.path:
+                    return str(r.id)
         return None
 
     def question(self) -> str:

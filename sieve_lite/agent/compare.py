@@ -235,6 +235,70 @@ def holds(q: Question | str, text: str) -> bool | None:
     return all(w[:5] in have for w in rest)
 
 
+@lru_cache(maxsize=1)
+def provinces() -> dict[str, str]:
+    """Folded names of states and provinces -> their folded country ('michigan' -> 'united
+    states'), from countryinfo's table; empty without it."""
+    try:
+        from countryinfo import CountryInfo
+    except ImportError:
+        return {}
+    out: dict[str, str] = {}
+    for key, info in CountryInfo.all().items():
+        for name in info.get("provinces") or []:
+            folded = " ".join(words(str(name)))
+            if len(folded) > 3:
+                out.setdefault(folded, key)
+    return out
+
+
+# The nations of Britain are British too: 'English' does not deny 'British'.
+_WITHIN = {"british": frozenset({"english", "scottish", "welsh", "british"})}
+
+
+def _places(ws: list[str]) -> list[tuple[str, str]]:
+    """The nations and states a run of folded words names, in order: ('american', 'nation')
+    for 'American' or 'the United States'; ('nevada', 'united states') for a state."""
+    nations, states = demonyms(), provinces()
+    out, i = [], 0
+    while i < len(ws):
+        for n in (3, 2, 1):
+            name = " ".join(ws[i:i + n])
+            if len(ws[i:i + n]) == n and name in nations:
+                out.append((nations[name], "nation"))
+                break
+            if len(ws[i:i + n]) == n and name in states:
+                out.append((name, states[name]))
+                break
+        else:
+            n = 1
+        i += n
+    return out
+
+
+def contradicts(q: Question | str, text: str, entities: Any = None) -> str:
+    """For 'both X' questions whose property names a nation or a state ('both American',
+    'located in Michigan'): another one of the same kind that the opening sentence of
+    ``text`` names (spaCy's NORP and GPE entities: 'Jordan' in 'Michael Jordan' is none),
+    when the text never names the asked one; '' otherwise."""
+    q = analyze(q)
+    asked = _places(_property_words(q))
+    if not asked or entities is None:
+        return ""
+    said = _places([_IRREGULAR.get(w, w) for w in words(text)])
+    first = re.split(r"(?<=[a-z0-9)])\.\s", " ".join(text.split()[:80]), maxsplit=1)[0]
+    opening = [p for e in entities(first).ents if e.label_ in ("NORP", "GPE")
+               for p in _places(words(e.text))]
+    for value, kind in asked:
+        same = _WITHIN.get(value, frozenset({value}))
+        if any(v in same for v, k in said if k == kind):
+            continue
+        other = next((v for v, k in opening if k == kind and v not in same), "")
+        if other:
+            return other
+    return ""
+
+
 # 'Do both Possession (1922 Film) and La Boum films have the directors from the same
 # country?': the two things joined by 'and' after the opening verb.
 _PAIR = re.compile(r"^(?:are|were|is|was|do|does|did|have|has|had)\s+(?:both\s+)?(?:the\s+)?"
@@ -244,6 +308,24 @@ _PAIR = re.compile(r"^(?:are|were|is|was|do|does|did|have|has|had)\s+(?:both\s+)
                    r"described|considered|used|types?|kinds?)\b", re.I)
 
 
+# 'What occupation do Chris Menges and Aram Avakian share?', 'What nationality were social
+# anthropologists Alfred Gell and Edmund Leach?': what the two have in common.
+_SHARED = re.compile(r"^(?i:what|which)\s+(?:(?i:kind|type|sort)\s+of\s+)?([a-z]+)\s+"
+                     r"(?:do|did|does|were|are|was|is)\s+(?:both\s+)?(?:the\s+)?"
+                     r"(?:[a-z]+\s+){0,2}?([A-Z][^?]*?)\s+and\s+(?:the\s+)?([A-Z][^?]*?)\s*"
+                     r"(?:\b(?:share|shared|have\s+in\s+common|both)\b[^?]*)?\?\s*$")
+
+
+def shared(q: Question | str) -> tuple[str, str, str] | None:
+    """(the noun asked, one subject, the other) for a question about what two things have
+    in common; None for any other question."""
+    q = analyze(q)
+    m = _SHARED.match(q.text.strip())
+    if not m or any(len(m.group(i).split()) > 6 for i in (2, 3)):
+        return None   # a clause, not a name ('What chef is the owner of a Japanese ...')
+    return (m.group(1).lower(), m.group(2).strip(" ,"), m.group(3).strip(" ,"))
+
+
 def subjects(q: Question | str) -> tuple[str, ...]:
     """The two things a question compares: its options ('A or B'), else for a yes-or-no
     question the two things it joins with 'and' ('Were Scott Derrickson and Ed Wood of the
@@ -251,6 +333,9 @@ def subjects(q: Question | str) -> tuple[str, ...]:
     q = analyze(q)
     if q.options:
         return q.options
+    common = shared(q)
+    if common:
+        return common[1:]
     if q.target.kind != "yesno":
         return ()
     m = _PAIR.match(q.text)
@@ -269,7 +354,7 @@ def subjects(q: Question | str) -> tuple[str, ...]:
 def is_comparison(q: Question | str) -> bool:
     """A question decided by comparing what two documents say."""
     q = analyze(q)
-    if q.options:
+    if q.options or shared(q):
         return True
     return q.target.kind == "yesno" and len(subjects(q)) >= 2 and \
         bool(_SAME.search(q.text.lower()))
@@ -336,6 +421,38 @@ def related_name(text: str, role: str, entities: Any) -> str:
     return min(people, key=lambda p: cue - p[0])[1]
 
 
+def _opening_values(noun: str, text: str, entities: Any) -> list[str]:
+    """What the opening sentence of ``text`` says that could answer 'what ``noun``': a
+    nationality (NORP), a country, a city (GPE), else the nouns that head a phrase ('director'
+    of 'film director'; not nations, which are said by nationality)."""
+    first = re.split(r"(?<=[a-z0-9)])\.\s", " ".join(text.split()[:80]), maxsplit=1)[0]
+    doc = entities(first)
+    nations = demonyms()
+    if noun in ("nationality", "nationalities", "citizenship"):
+        return [e.text for e in doc.ents if e.label_ == "NORP"]
+    if noun in ("country", "countries"):
+        return [e.text for e in doc.ents if e.label_ == "GPE"
+                and " ".join(words(e.text)) in nations]
+    if noun in ("city", "cities", "town", "state", "place", "region"):
+        return [e.text for e in doc.ents if e.label_ == "GPE"
+                and " ".join(words(e.text)) not in nations]
+    return [t.lower_ for t in doc if t.pos_ == "NOUN" and t.dep_ != "compound"
+            and t.lower_ not in nations]
+
+
+def in_common(noun: str, text_a: str, text_b: str, entities: Any, asked: set[str]) -> str:
+    """The one value of the kind ``noun`` names that both openings say ('director' for 'What
+    occupation do Chris Menges and Aram Avakian share?'), not a word of the question; ''
+    when there is none, or more than one (no answer beats a guess)."""
+    if entities is None:
+        return ""
+    vb = {v.casefold() for v in _opening_values(noun, text_b, entities)}
+    found = list(dict.fromkeys(
+        v for v in _opening_values(noun, text_a, entities)
+        if v.casefold() in vb and not set(words(v)) <= asked))
+    return found[0] if len(found) == 1 else ""
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The engine's answer to a comparison and how it got it."""
@@ -353,8 +470,16 @@ def decide(q: Question | str, texts: dict[str, str], entities: Any = None) -> Ve
     if len(names) < 2:
         return None
     a, b = names[:2]
+    common = shared(q)
+    if common:
+        found = in_common(common[0], texts[a], texts[b], entities, set(q.words))
+        return Verdict(found, f"both {a} and {b} are said to be {found}") if found else None
     what = _attribute(q)
     if what == "property" or (not q.options and what not in ("nationality", "country")):
+        # 'the same level of city', 'the same director': that both texts say the words
+        # says nothing of whether their values agree
+        if re.search(r"\bsame\b", q.text, re.I) and not q.options:
+            return None
         ha, hb = holds(q, texts[a]), holds(q, texts[b])
         if ha is None or hb is None:
             return None
@@ -362,9 +487,15 @@ def decide(q: Question | str, texts: dict[str, str], entities: Any = None) -> Ve
             if ha != hb:
                 return Verdict(a if ha else b, f"only {a if ha else b} is said to be so")
             return None
-        # a text that does not say it is no proof it is not so: only 'yes' is answered
         if ha and hb:
             return Verdict("yes", f"both {a} and {b} are said to be so")
+        # a text that does not say it is no proof it is not so; one that names another
+        # country or state where the question names one is ('Rémi Lange is a French
+        # filmmaker' for 'both American')
+        for name in (a, b):
+            other = contradicts(q, texts[name], entities)
+            if other:
+                return Verdict("no", f"{name}: {other}")
         return None
     va, vb = value(q, texts[a], entities), value(q, texts[b], entities)
     if va is None or vb is None:
@@ -483,4 +614,5 @@ def _key(x: When, other: When) -> tuple[int, int, int]:
 
 
 __all__ = ["Comparison", "Verdict", "When", "dates_in", "decide", "demonyms", "documents_for",
-           "holds", "is_comparison", "related_name", "relation", "subjects", "value"]
+           "contradicts", "holds", "in_common", "is_comparison", "provinces", "related_name",
+           "relation", "shared", "subjects", "value"]

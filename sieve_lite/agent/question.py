@@ -120,6 +120,8 @@ class Question:
     order: str = ""                     # 'first' / 'last' / 'more' / 'less': how to choose
     asks_title: bool = False            # 'what is its title'
     asks_version: bool = False          # 'which (Python) version / release'
+    lead_in: tuple[str, ...] = ()       # the words right before a question word in place
+    #                                     ('based', 'in' of '... is based in what city?')
 
     @property
     def stems(self) -> frozenset[str]:
@@ -165,7 +167,34 @@ def _analyze(text: str) -> Question:
         keywords=tuple(dict.fromkeys([*_keywords(text), *(w for x in quotes if len(_words(x)) == 1
                                                          for w in _words(x))])),
         options=options, order=order,
-        asks_title=asks_title, asks_version=asks_version)
+        asks_title=asks_title, asks_version=asks_version, lead_in=_lead_in(text))
+
+
+# A question word in place: after a verb or a preposition, not first and not after a comma
+# ('Data classes can be thought of as what', 'Tysons Galleria is located in what county?').
+# 'which' and 'who' after a noun start a relative clause ('an industrialist who became'):
+# in place only after a preposition ('a mission with which tribe', 'formed by who').
+_WH_IN_PLACE = re.compile(r"(?<=[\w'])\s+(what|which|who|whom)\b", re.I)
+_PREPOSITIONS = frozenset("""in on of by as with from at for to into during than about after
+before under over between against near""".split())
+_NOT_LEAD = frozenset({"and", "or", "but", "is", "was", "are", "were", "did", "does", "do",
+                       "the", "a", "an", "that", "this", "s"})
+
+
+def _lead_in(text: str) -> tuple[str, ...]:
+    """The last two words (folded) before a question word that stands in place: a sentence
+    that says them right before a span says the span in its place. Empty when the question
+    word opens the question or a clause."""
+    for m in _WH_IN_PLACE.finditer(text):
+        # the clause the question word stands in ('For type stubs ..., from which pip
+        # version' has only 'from'); a lone preposition leads nothing ('In which city')
+        ws = [w.lower() for w in _words(re.split(r"[,;:]", text[:m.start()])[-1])]
+        if len(ws) < 2 or ws[-1] in _NOT_LEAD:
+            continue
+        if m.group(1).lower() != "what" and ws[-1] not in _PREPOSITIONS:
+            continue
+        return tuple(ws[-2:])
+    return ()
 
 
 def names(text: str) -> list[str]:

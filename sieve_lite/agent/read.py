@@ -499,6 +499,11 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 near = 1.0 / (1.0 + dist)
             else:
                 near = 0.3
+            if q.lead_in and _in_place(q.lead_in, s.text[:at]):
+                # 'located in what county' and '... is located in Avery County': the span
+                # stands where the question word stands, and is of the kind it asks for
+                near = 1.0
+                w = max(w, IN_PLACE_FIT) if kind != "word" else w
             prior = rel * w * (0.4 + 0.6 * near) * overlap
             key = " ".join(ws)
             old = out.get(key)
@@ -512,6 +517,19 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
 
 
 NOT_NAMED = 0.3   # the prior's factor for another name when one is named as asked
+IN_PLACE_FIT = 0.9  # the kind's fit of a span said where the question word stands
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _in_place(lead: tuple[str, ...], before: str) -> bool:
+    """Whether the text right before a span ends with the question's lead-in words (first
+    five letters each; an article between them and the span is skipped)."""
+    ws = [w for w in words(before)[-len(lead) - 1:]]
+    while ws and ws[-1] in _ARTICLES:
+        ws.pop()
+    tail = ws[-len(lead):]
+    return len(tail) == len(lead) and all(a[:5] == b[:5] for a, b in zip(tail, lead,
+                                                                         strict=True))
 
 
 def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
