@@ -299,6 +299,22 @@ def test_a_country_is_said_by_its_demonym() -> None:
     assert compare("Which writer wrote more novels, Henry Roth or Robert Erskine Childers?",
                    {"Henry Roth": "Roth wrote novels.", "Robert Erskine Childers": "A writer."}
                    ) is None
+    # a country: a state stands for its own, a film's nationality says it, a town says none
+    country = "Are Jimmy Santiago Baca and Duane Armstrong from the same country?"
+    assert compare(country, {"Jimmy Santiago Baca": "Jimmy Santiago Baca is a poet from "
+                                                    "Santa Fe, New Mexico.",
+                             "Duane Armstrong": "Duane Armstrong is a painter born in Los "
+                                                "Angeles, California."},
+                   nlp()).answer == "yes"
+    films = "Are the movies By The Grace Of God and A Texas Steer from the same country?"
+    assert compare(films, {"By The Grace Of God": "By the Grace of God is a 2019 French-"
+                                                  "Belgian drama film. It was shot in France.",
+                           "A Texas Steer": "A Texas Steer is a lost 1927 American silent "
+                                            "film."}, nlp()).answer == "no"
+    assert compare(films, {"By The Grace Of God": "By the Grace of God is a drama film shot "
+                                                  "near Lake Golovita.",
+                           "A Texas Steer": "A Texas Steer is a lost 1927 American silent "
+                                            "film."}, nlp()) is None
     same = "Were Scott Derrickson and Ed Wood of the same nationality?"
     assert compare(same, {"Scott Derrickson": "Scott Derrickson is an American director.",
                           "Ed Wood": "Ed Wood was a filmmaker from the United States."},
@@ -441,6 +457,12 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
          "Ibsen, written in 1865."},
         {"title": "Nora Ibsen", "text": "Nora Ibsen is a producer of the 2006 Ibsen Year, "
          "Norway's anniversary of playwright Henrik Ibsen's death."},
+        {"title": "Decade (album)", "text": "Decade is a compilation album by Canadian "
+         "musician Neil Young."},
+        {"title": "Scott Young (writer)", "text": "Scott Young was a Canadian writer, the "
+         "father of the sibling performers Neil Young and Astrid Young."},
+        {"title": "Cortez the Killer", "text": "Cortez the Killer is a song by Neil Young, "
+         "its performer on the album Zuma."},
     ]), encoding="utf-8")
     db = tmp_path / "m.db"
     build_collection(iter_documents([corpus], "musique"), db, embed=False, quiet=True,
@@ -469,6 +491,13 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
         b.on_read(b.start, coll.fetch(b.start, "(intro)").text)
         assert b.named == "Henrik Ibsen" and not b.stuck
         assert "Norway" in coll.fetch(b.answer_doc, "(intro)").text
+        # a later role's filler is never an earlier one's (Neil Young is no sibling of his,
+        # though the page that names his sibling names him first)
+        b = Bridge(coll, "Who is the sibling of the performer of Decade?", nlp())
+        for _hop in b.hops:
+            if not b.stuck:
+                b.on_read(b.path[-1], coll.fetch(b.path[-1], "(intro)").text)
+        assert b.fillers[0] == "Neil Young" and "Neil Young" not in b.fillers[1:]
 
 
 def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:

@@ -308,6 +308,7 @@ class Bridge:
             rf"(?:{re.escape(last)}s?\b|{re.escape(self.name.lower())}['’]s?\s+(?:\w+\s+)?"
             rf"{re.escape(last)}s?\s*\??$)", self.q.text.lower())) and self._ends_at_entity()
         self.named = ""          # the last role's filler, as its document's title
+        self.fillers: list[str] = []  # every role's filler, in order
 
     def _ends_at_entity(self) -> bool:
         """Whether the question says no more after the entity than where it is ('... the
@@ -352,7 +353,10 @@ class Bridge:
         if doc != self.path[-1] or self.done >= len(self.hops):
             return
         hop = self.hops[self.done]
-        exclude = {" ".join(words(self.name))} | {" ".join(words(d)) for d in self.path}
+        # nor is a role's filler the entity, a document gone through or an earlier filler
+        # (the sibling of the performer of Decade is not Neil Young)
+        exclude = {" ".join(words(self.name))} | {" ".join(words(d)) for d in self.path} | \
+            {" ".join(words(n)) for n in self.fillers}
         asked = set(self.q.words)
         # a name the question itself says ('the woman who portrayed Corliss Archer') is
         # what the role is about, not who fills it
@@ -361,18 +365,21 @@ class Bridge:
         # a name that is a document's title first: the surest next read
         for titled_only in (True, False):
             for name in names:
-                target = self._document_of(name, titled_only)
+                target = self._document_of(name, titled_only, alone=hop.kind == "person")
                 if target and target not in self.path:
                     self.path.append(target)
                     self.done += 1
                     self.named = name
+                    self.fillers.append(name)
                     return
         self.stuck = f"no {hop.role} of {self.name} found in what was read"
 
-    def _document_of(self, name: str, titled_only: bool = False) -> str | None:
+    def _document_of(self, name: str, titled_only: bool = False, alone: bool = False
+                     ) -> str | None:
         """Where to read about ``name``: the document titled so, else (unless
         ``titled_only``) the best-ranked one that has it as a phrase and one of the
-        question's other words (the first answer becomes the next search)."""
+        question's other words (the first answer becomes the next search), else (``alone``:
+        a person's name of two words or more) the best-ranked one that has it."""
         ws = words(name)
         if not ws:
             return None
@@ -386,10 +393,11 @@ class Bridge:
         if titled or titled_only:
             return titled
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
-        # with one of the question's other words, else a name of two words or more alone (a
-        # page that names 'Henrik Ibsen' may say 'Norway's' without 'country' or 'citizen')
-        alone = [phrase] if len(ws) > 1 or not rest else []
-        for query in ([f"{phrase} AND ({' OR '.join(rest)})"] if rest else []) + alone:
+        # with one of the question's other words, else a person's name of two words or more
+        # alone (a page that names 'Henrik Ibsen' may say 'Norway's' without 'country' or
+        # 'citizen'; a place's name is said on many pages that are not about it)
+        last = [phrase] if (alone and len(ws) > 1) or not rest else []
+        for query in ([f"{phrase} AND ({' OR '.join(rest)})"] if rest else []) + last:
             try:
                 res = self.coll.search(query, k=5, ranker="bm25", strict=True)
             except QueryError:

@@ -10,10 +10,13 @@ from the text read about each option:
   search found them; ``documents_for``);
 * ``value``: what is compared, read from an option's text: a date of birth ('born', 'older',
   'younger'), of death ('died'), or the first date it gives (released, founded, published),
-  a nationality or a country (spaCy's NORP and GPE entities), or the words of a property
-  ('both opera composers');
-* ``decide``: the option whose value comes first or last, or yes / no for 'same' and 'both';
-  nothing when a value is missing on either side (no answer beats a guess).
+  a nationality or a country (spaCy's NORP and GPE entities; a state or province stands for
+  its country, a film's nationality for its country), or the words of a property ('both
+  opera composers');
+* ``decide``: the option whose value comes first or last, or yes / no for 'same' and 'both'
+  ('no' for 'both' only when a text names another nation or state than the one asked), or
+  the one value two openings share ('What occupation do A and B share?'); nothing when a
+  value is missing on either side (no answer beats a guess).
 
 Nothing here knows a collection or a data set: dates, demonyms and places are read from the
 text with the same patterns and pipeline as ``read.py``; a country and its people's name
@@ -132,14 +135,31 @@ def value(q: Question | str, text: str, entities: Any = None) -> Any:
         if entities is None:
             return None
         doc = entities(" ".join(text.split()[:80]))
-        labels = ("NORP",) if what == "nationality" else ("GPE",)
-        ents = [e.text for e in doc.ents if e.label_ in labels]
-        if not ents and what == "nationality":
-            ents = [e.text for e in doc.ents if e.label_ == "GPE"]
-        if not ents:
-            return None
-        # a place's country is named last ('a commune in the Vendée department in France')
-        return _nation(ents[0] if what == "nationality" else ents[-1])
+        if what == "nationality":
+            ents = [e.text for e in doc.ents if e.label_ == "NORP"] or \
+                [e.text for e in doc.ents if e.label_ == "GPE"]
+            return _nation(ents[0]) if ents else None
+        # a place's country is named last ('a commune in the Vendée department in France'),
+        # a state stands for its country ('New Mexico'); a film or a person with no place
+        # is of its nationality ('a 1935 British drama film'); a town alone says no country
+        first = len(_opening(text))
+
+        def country(places: list[tuple[str, str]], last: bool) -> str | None:
+            if not places:
+                return None
+            value, kind = places[-1] if last else places[0]
+            return value if kind == "nation" else demonyms().get(kind, kind)
+
+        # in the opening sentence: a place (the last), else a nationality (the first:
+        # 'a 2019 French-Belgian drama film'); then a place anywhere in the opening words
+        gpe = [(e.start_char, p) for e in doc.ents if e.label_ == "GPE"
+               for p in [_place(e.text)] if p]
+        norp = [(e.start_char, p) for e in doc.ents if e.label_ == "NORP"
+                for part in re.split(r"[-\s]+(?=[A-Z])", e.text) for p in [_place(part)]
+                if p and p[1] == "nation"]
+        return (country([p for at, p in gpe if at < first], True)
+                or country([p for at, p in norp if at < first], False)
+                or country([p for _at, p in gpe], True))
     return None
 
 
@@ -276,6 +296,29 @@ def _places(ws: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+_DIVISIONS = frozenset({"county", "province", "state", "region", "department", "oblast",
+                        "prefecture", "district", "governorate"})
+
+
+def _place(name: str) -> tuple[str, str] | None:
+    """What a whole place name is (see ``_places``): 'Tulcea County' a province of Romania,
+    'Romania' a nation; None for anything else ('Lake Golovița', 'Paris')."""
+    ws = words(re.sub(r"^the\s+", "", name.strip(), flags=re.I))
+    if len(ws) > 1 and ws[-1] in _DIVISIONS:
+        ws = ws[:-1]
+    found = _places(ws)
+    return found[0] if len(found) == 1 and len(_places(ws[:1])) <= 1 and \
+        " ".join(ws) in (*demonyms(), *provinces()) else None
+
+
+def _opening(text: str) -> str:
+    """The first sentence of ``text`` (of its first 80 words; 'St. Mary's School' is one)."""
+    from .read import split_sentences
+
+    found = split_sentences(" ".join(text.split()[:80]))
+    return found[0] if found else ""
+
+
 def contradicts(q: Question | str, text: str, entities: Any = None) -> str:
     """For 'both X' questions whose property names a nation or a state ('both American',
     'located in Michigan'): another one of the same kind that the opening sentence of
@@ -286,9 +329,8 @@ def contradicts(q: Question | str, text: str, entities: Any = None) -> str:
     if not asked or entities is None:
         return ""
     said = _places([_IRREGULAR.get(w, w) for w in words(text)])
-    first = re.split(r"(?<=[a-z0-9)])\.\s", " ".join(text.split()[:80]), maxsplit=1)[0]
-    opening = [p for e in entities(first).ents if e.label_ in ("NORP", "GPE")
-               for p in _places(words(e.text))]
+    opening = [p for e in entities(_opening(text)).ents if e.label_ in ("NORP", "GPE")
+               for p in [_place(e.text)] if p]
     for value, kind in asked:
         same = _WITHIN.get(value, frozenset({value}))
         if any(v in same for v, k in said if k == kind):
@@ -425,8 +467,7 @@ def _opening_values(noun: str, text: str, entities: Any) -> list[str]:
     """What the opening sentence of ``text`` says that could answer 'what ``noun``': a
     nationality (NORP), a country, a city (GPE), else the nouns that head a phrase ('director'
     of 'film director'; not nations, which are said by nationality)."""
-    first = re.split(r"(?<=[a-z0-9)])\.\s", " ".join(text.split()[:80]), maxsplit=1)[0]
-    doc = entities(first)
+    doc = entities(_opening(text))
     nations = demonyms()
     if noun in ("nationality", "nationalities", "citizenship"):
         return [e.text for e in doc.ents if e.label_ == "NORP"]
