@@ -306,9 +306,11 @@ def _place(name: str) -> tuple[str, str] | None:
     ws = words(re.sub(r"^the\s+", "", name.strip(), flags=re.I))
     if len(ws) > 1 and ws[-1] in _DIVISIONS:
         ws = ws[:-1]
-    found = _places(ws)
-    return found[0] if len(found) == 1 and len(_places(ws[:1])) <= 1 and \
-        " ".join(ws) in (*demonyms(), *provinces()) else None
+    name = " ".join(ws)
+    nations, states = demonyms(), provinces()
+    if name in nations:
+        return nations[name], "nation"
+    return (name, states[name]) if name in states else None
 
 
 def _opening(text: str) -> str:
