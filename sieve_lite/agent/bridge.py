@@ -307,8 +307,12 @@ class Bridge:
             rf"(?:who|what|which)\s+(?:\w+\s+)?(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?"
             rf"(?:{re.escape(last)}s?\b|{re.escape(self.name.lower())}['’]s?\s+(?:\w+\s+)?"
             rf"{re.escape(last)}s?\s*\??$)", self.q.text.lower())) and self._ends_at_entity()
-        self.named = ""          # the last role's filler, as its document's title
-        self.fillers: list[str] = []  # every role's filler, in order
+        self.fillers: list[str] = []  # every role's filler, in order (the last: ``named``)
+
+    @property
+    def named(self) -> str:
+        """The last role's filler, as found in the text ('' before the first)."""
+        return self.fillers[-1] if self.fillers else ""
 
     def _ends_at_entity(self) -> bool:
         """Whether the question says no more after the entity than where it is ('... the
@@ -369,7 +373,6 @@ class Bridge:
                 if target and target not in self.path:
                     self.path.append(target)
                     self.done += 1
-                    self.named = name
                     self.fillers.append(name)
                     return
         self.stuck = f"no {hop.role} of {self.name} found in what was read"

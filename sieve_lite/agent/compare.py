@@ -276,19 +276,24 @@ def provinces() -> dict[str, str]:
 _WITHIN = {"british": frozenset({"english", "scottish", "welsh", "british"})}
 
 
-def _places(ws: list[str]) -> list[tuple[str, str]]:
-    """The nations and states a run of folded words names, in order: ('american', 'nation')
-    for 'American' or 'the United States'; ('nevada', 'united states') for a state."""
+def _lookup(name: str) -> tuple[str, str] | None:
+    """A folded name as a nation, ('american', 'nation') for 'united states', or a state,
+    ('nevada', 'united states'); None for anything else."""
     nations, states = demonyms(), provinces()
+    if name in nations:
+        return nations[name], "nation"
+    return (name, states[name]) if name in states else None
+
+
+def _places(ws: list[str]) -> list[tuple[str, str]]:
+    """The nations and states a run of folded words names, in order (``_lookup`` of its
+    longest runs of three words or fewer)."""
     out, i = [], 0
     while i < len(ws):
         for n in (3, 2, 1):
-            name = " ".join(ws[i:i + n])
-            if len(ws[i:i + n]) == n and name in nations:
-                out.append((nations[name], "nation"))
-                break
-            if len(ws[i:i + n]) == n and name in states:
-                out.append((name, states[name]))
+            found = _lookup(" ".join(ws[i:i + n])) if len(ws[i:i + n]) == n else None
+            if found:
+                out.append(found)
                 break
         else:
             n = 1
@@ -301,16 +306,12 @@ _DIVISIONS = frozenset({"county", "province", "state", "region", "department", "
 
 
 def _place(name: str) -> tuple[str, str] | None:
-    """What a whole place name is (see ``_places``): 'Tulcea County' a province of Romania,
+    """What a whole place name is (``_lookup``): 'Tulcea County' a province of Romania,
     'Romania' a nation; None for anything else ('Lake Golovița', 'Paris')."""
     ws = words(re.sub(r"^the\s+", "", name.strip(), flags=re.I))
     if len(ws) > 1 and ws[-1] in _DIVISIONS:
         ws = ws[:-1]
-    name = " ".join(ws)
-    nations, states = demonyms(), provinces()
-    if name in nations:
-        return nations[name], "nation"
-    return (name, states[name]) if name in states else None
+    return _lookup(" ".join(ws))
 
 
 def _opening(text: str) -> str:
@@ -521,7 +522,7 @@ def decide(q: Question | str, texts: dict[str, str], entities: Any = None) -> Ve
     if what == "property" or (not q.options and what not in ("nationality", "country")):
         # 'the same level of city', 'the same director': that both texts say the words
         # says nothing of whether their values agree
-        if re.search(r"\bsame\b", q.text, re.I) and not q.options:
+        if "same" in q.words and not q.options:
             return None
         ha, hb = holds(q, texts[a]), holds(q, texts[b])
         if ha is None or hb is None:

@@ -524,7 +524,7 @@ _ARTICLES = frozenset({"the", "a", "an"})
 def _in_place(lead: tuple[str, ...], before: str) -> bool:
     """Whether the text right before a span ends with the question's lead-in words (first
     five letters each; an article between them and the span is skipped)."""
-    ws = [w for w in words(before)[-len(lead) - 1:]]
+    ws = words(before)[-len(lead) - 1:]
     while ws and ws[-1] in _ARTICLES:
         ws.pop()
     tail = ws[-len(lead):]
