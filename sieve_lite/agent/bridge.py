@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
+from .queries import titled as titled_doc
 from .question import STOPWORDS, Question, analyze
 
 PERSON_ROLES = frozenset("""
@@ -95,38 +96,12 @@ def entity(coll: Any, q: Question | str) -> tuple[str, str] | None:
             ws = words(" ".join(run))
             if not ws or all(w in STOPWORDS for w in ws) or (n == 1 and i == 0):
                 continue
-            doc = _titled(coll, ws)
+            doc = titled_doc(coll, ws)
             if doc is not None and (best is None or n > best[0]):
                 best = (n, " ".join(run), doc)
         if best is not None:
             return best[1], best[2]
     return None
-
-
-def _titled(coll: Any, ws: list[str], about: list[str] = ()) -> str | None:
-    """The document whose title's words are exactly ``ws``, ignoring a '(...)' at its end;
-    of several so titled ('Guyana' and 'Guyana'), the one that best matches the words
-    ``about``."""
-    phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
-    res = None
-    for query in ([f"{phrase}[title] AND ({' OR '.join(about)})"] if about else []) + \
-            [f"{phrase}[title]"]:
-        try:
-            res = coll.search(query, k=8, ranker="bm25", strict=True)
-        except QueryError:
-            continue
-        if res.results:
-            break
-    if res is None:
-        return None
-    for r in res.results:
-        title = re.sub(r"\s*\([^()]*\)\s*$", "", str(r.title))
-        if words(title) == ws or words(str(r.title)) == ws:
-            return str(r.id)
-    # ... else a place's title with its region after a comma ('Black Hawk Township,
-    # Jefferson County, Iowa'), when only one is
-    placed = [r for r in res.results if words(str(r.title).split(",")[0]) == ws]
-    return str(placed[0].id) if len(placed) == 1 else None
 
 
 # The clause after a name that ties a role right before it to it: 'the country X is from',
@@ -184,6 +159,23 @@ def relations(q: Question | str, name: str) -> list[Hop]:
         if m and _singular(m.group(1)) in _KIND_OF:
             hops.append(_hop(_singular(m.group(1)), q, low, name))
     return hops[:3]
+
+
+def _through_parents(hops: list[Hop], q: Question, name: str) -> list[Hop]:
+    """A grandparent on a side the question names is that parent's parent: 'X's maternal
+    grandfather' goes through X's mother, then her father (a page names a person's
+    parents, seldom their grandparents)."""
+    low = q.text.lower()
+    out: list[Hop] = []
+    for hop in hops:
+        side = re.search(rf"\b(paternal|maternal)\s+{hop.role}\b", low)
+        if hop.role in ("grandfather", "grandmother") and side:
+            parent = "father" if side.group(1) == "paternal" else "mother"
+            out += [_hop(parent, q, low, name), _hop(hop.role.removeprefix("grand"), q, low,
+                                                        name)]
+        else:
+            out.append(hop)
+    return out
 
 
 def _direct_role(before: str, after: str) -> tuple[str, str, int] | None:
@@ -303,11 +295,16 @@ class Bridge:
         self.stuck = ""          # why the bridge ended early ('' while it goes on)
         # 'Who is the wife of Kim Jong-chul?': the last role's filler is the answer itself
         last = self.hops[-1].role if self.hops else ""
+        # ('What nationality is X's father?' asks about the father, not for him, and 'the
+        # county seat of the county where X is' about the county)
         self.asks_role = bool(last) and bool(re.match(
-            rf"(?:who|what|which)\s+(?:\w+\s+)?(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?"
-            rf"(?:{re.escape(last)}s?\b|{re.escape(self.name.lower())}['’]s?\s+(?:\w+\s+)?"
+            rf"(?:who|(?:what|which)(?:\s+(?:person|man|woman|one))?)\s+"
+            rf"(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?"
+            rf"(?:{re.escape(last)}s?(?=\s+(?:of|where|in|that|which|who|whose|for|from|at)\b"
+            rf"|\s*\??$)|{re.escape(self.name.lower())}['’]s?\s+(?:\w+\s+)?"
             rf"{re.escape(last)}s?\s*\??$)", self.q.text.lower())) and self._ends_at_entity()
         self.fillers: list[str] = []  # every role's filler, in order (the last: ``named``)
+        self.hops = _through_parents(self.hops, self.q, self.name)
 
     @property
     def named(self) -> str:
@@ -392,7 +389,7 @@ class Bridge:
         # ('Kansas' on its congressional districts, not its area, for 'The state where
         # Henry Worrall died has how many congressional districts?')
         path = {c for h in self.hops for c in h.cues}
-        titled = _titled(self.coll, ws, [w for w in rest if w not in path] or rest)
+        titled = titled_doc(self.coll, ws, [w for w in rest if w not in path] or rest)
         if titled or titled_only:
             return titled
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]

@@ -46,6 +46,45 @@ def doc_freq(coll: Any, word: str) -> int:
     return max(reads.term_rows(coll.conn, field, word) for field in ("title", "body"))
 
 
+def titled(coll: Any, ws: list[str], about: list[str] = (),
+           said: set[str] | None = None) -> str | None:
+    """The document whose title's words are exactly ``ws``, ignoring a '(...)' at its end;
+    of several so titled ('Guyana' and 'Guyana'), the one that best matches the words
+    ``about``. Titles that hold ``about``'s words are all that is looked at when there are
+    any: None then means a page about them only names the thing ('Kansas's congressional
+    districts' for how many districts Kansas has), which the caller may read instead.
+
+    With ``said`` (the question's words: a compared thing, which must be the thing itself),
+    every title holding the name is looked at, and the plain title comes before a qualified
+    one ('Ed Wood' before 'Ed Wood (film)') unless the question says a word of its qualifier
+    ('Inside Job (2010 film)' for 'Which is a black-and-white film')."""
+    phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+    results: list[Any] = []
+    for query in ([f"{phrase}[title] AND ({' OR '.join(about)})"] if about else []) + \
+            [f"{phrase}[title]"]:
+        try:
+            res = coll.search(query, k=8, ranker="bm25", strict=True)
+        except QueryError:
+            continue
+        results += [r for r in res.results if r.id not in {x.id for x in results}]
+        if results and said is None:
+            break
+    named = [r for r in results
+             if words(re.sub(r"\s*\([^()]*\)\s*$", "", str(r.title))) == ws
+             or words(str(r.title)) == ws]
+    if said is not None:
+        def rank(r: Any) -> int:
+            qualifier = set(words(str(r.title))) - set(ws)
+            return 0 if qualifier & said else 1 if not qualifier else 2
+        named.sort(key=rank)
+    if named:
+        return str(named[0].id)
+    # ... else a place's title with its region after a comma ('Black Hawk Township,
+    # Jefferson County, Iowa'), when only one is
+    placed = [r for r in results if words(str(r.title).split(",")[0]) == ws]
+    return str(placed[0].id) if len(placed) == 1 else None
+
+
 def content_words(coll: Any, question: str) -> list[str]:
     """The question's words that are not stopwords, rarest in the collection first (words
     the collection lacks are dropped: they cannot select anything)."""
@@ -130,4 +169,4 @@ def plain(query: str) -> str:
 
 
 __all__ = ["MONTHS", "STOPWORDS", "Suggestion", "candidates", "content_words", "doc_freq", "plain",
-           "suggest"]
+           "suggest", "titled"]

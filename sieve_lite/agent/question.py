@@ -353,8 +353,14 @@ def _asking_clause(text: str) -> str:
     for clause in reversed(re.split(r"[;.:]\s+", text)):
         first = _words(clause)[:1]
         if first and first[0] in QUESTION_WORDS:
-            return clause
+            # 'When a variant was turned down, which function ...': a leading 'when' clause
+            # says when, the question word after its comma asks
+            later = _AFTER_WHEN.match(clause)
+            return clause[later.start(1):] if later else clause
     return text
+
+
+_AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?,]*,\s*((?:which|what|who|whom|whose|where|how)\b.*)$")
 
 
 # Words after which a question word still asks ('in which language', 'and who'); after

@@ -318,6 +318,9 @@ def _entity_kind(label: str) -> str:
             "MONEY": "number"}.get(label, "entity")
 
 
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "cf", "vs", "viz", "al", "et.al"})
+
+
 def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str, int]]:
     """(span, kind, character offset) of every candidate in one sentence, before filtering;
     ``doc``: spaCy's analysis of the sentence (entities and noun phrases), when at hand."""
@@ -333,6 +336,8 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
     for m in _IDENT.finditer(sentence):
         tok = m.group(0).rstrip("-")
         core = tok.rstrip("()").lstrip(".")
+        if core.lower() in _ABBREVIATIONS:
+            continue  # 'e.g.' is no identifier
         caps = sum(1 for c in core if c.isupper())
         if ("_" in core or "." in tok.strip(".") or tok.endswith("()") or tok.startswith(".")
                 or (caps >= 2 and core[1:] != core[1:].lower() and not core.isupper())
@@ -381,10 +386,10 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
                 if not tok[-1].isalnum():
                     # a phrase ends at a stop ('literals,'); other punctuation ends it unsaid
                     if tok[:-1] and tok[-1] in ",.;:)":
-                        found.append((said + " ".join([*kept, tok[:-1]]), "named", m.start()))
+                        found.append((" ".join([said, *kept, tok[:-1]]), "named", m.start()))
                     break
                 kept.append(tok)
-                found.append((said + " ".join(kept), "named", m.start()))
+                found.append((" ".join([said, *kept]), "named", m.start()))
     # 'Victoria Falls (...) is a waterfall in southern Africa': what a sentence defines as a
     # thing of the kind asked for is one (its place is the noun's, which the question says)
     head = q.target.head
