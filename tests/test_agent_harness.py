@@ -336,6 +336,26 @@ def test_header_lines_that_answer_the_question(question, values) -> None:
     assert keyed_values(idx, question, STOPWORDS) == values
 
 
+def test_a_header_line_that_names_the_other_document_the_question_asks_for() -> None:
+    from sieve_lite.agent.question import STOPWORDS
+    from sieve_lite.agent.spans import keyed_values
+
+    box = ("PEP: 354\nTitle: Enumerations in Python\nAuthor: Ben Finney\nStatus: "
+           "Superseded\nCreated: 20-Dec-2005\nSuperseded-By: 435")
+    idx = SpanIndex([Source(box, ("pep-0354", "infobox"))])
+    # read in the superseded PEP, 'Superseded-By:' names the PEP asked for, not 'PEP: 354'
+    assert keyed_values(idx, "Which PEP superseded Ben Finney's proposal for enumerations?",
+                        STOPWORDS) == {"435"}
+    assert keyed_values(idx, "Which PEP introduced enumerations?", STOPWORDS) == {"354"}
+    # the other side of the verb is not asked for by its '-By' key
+    assert keyed_values(idx, "Which PEP was superseded by the enum PEP?", STOPWORDS) == \
+        {"354"}
+    replaces = box.replace("Superseded-By", "Replaces")
+    idx = SpanIndex([Source(replaces, ("pep-0354", "infobox"))])
+    assert "435" not in keyed_values(idx, "Which PEP replaced Ben Finney's proposal?",
+                                     STOPWORDS)
+
+
 def test_an_answer_from_a_list_is_the_whole_item() -> None:
     idx = SpanIndex([Source(BOX, ("pep-0618", "infobox"))])
     assert idx.item(idx.ground("Tony")) == "Tony Lownds"

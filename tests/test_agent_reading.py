@@ -41,6 +41,8 @@ DATA = Path(__file__).resolve().parent / "data"
     ("Which new type slot are __del__ methods mapped to?", "what", {"slot"}),
     ("Which Python version first shipped the logging package?", "what", {"python", "version"}),
     ("Which environment variable turns off the colours?", "what", {"environment", "variable"}),
+    ("Which PEP moved f-strings into the grammar?", "what", {"pep"}),
+    ("What CBS-affiliated station serves Pontotoc County?", "what", {"station"}),
     ("What kind of quotes should surround a docstring?", "what", {"quotes"}),
     ("Which JavaScript feature inspired the tag prefixes?", "what", {"javascript", "feature"}),
     ("What became of the proposal to add a switch statement?", "what", {"status"}),

@@ -44,6 +44,11 @@ _HOW_MUCH = frozenset({"many", "much", "big", "long", "large", "old", "far", "ta
                        "wide", "heavy", "often", "fast"})
 _AFTER_WH = frozenset({"of", "the", "a", "an", "is", "was", "are", "were", "did", "does", "do",
                        "has", "had", "have", "in", "on", "for", "at", "by"})
+# Nouns and adjectives that end like a past tense ('Which speed', 'which embedded device').
+_ED_NOUNS = frozenset({"speed", "breed", "steed", "creed", "greed", "seed", "embedded",
+                       "named", "based", "related", "advanced", "limited", "united",
+                       "detailed", "dedicated", "extended", "supported", "deprecated",
+                       "hundred"})
 _ADVERBS = frozenset({"first", "last", "also", "ever", "still", "now", "then", "most",
                       "best", "originally", "later", "actually", "really", "usually", "often",
                       "finally", "initially", "eventually"})
@@ -383,6 +388,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
     first question word of the asking clause ('In PEP 618, what exception does it raise
     when ...' asks what, not when)."""
     q = _words(_asking_clause(text))
+    low = text.lower()
     if options:
         return Target("choice", frozenset())
     kind, nouns = "", []
@@ -424,6 +430,10 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                 # predicate ('which environment variable turns off ...', 'which python
                 # version first shipped')
                 if len(run) >= 2 and (x.endswith(("s", "ed")) or x in _ADVERBS):
+                    break
+                # ... and right after the noun, a past tense ('Which PEP moved f-strings')
+                if run and len(x) > 4 and x.endswith("ed") and x not in _ED_NOUNS \
+                        and f"-{x}" not in low:  # 'CBS-affiliated station' is one name
                     break
                 run.append(x)
             if len(run) == 2 and run[1] in _ADVERBS:

@@ -212,6 +212,9 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 # question's own words: who -> a person's role, when -> a moment. Plain English, no collection's
 # vocabulary.
 _AUTHORS = ("author", "authors", "by", "writer", "written")
+# A header value that names other documents by number ('435', 'PEP 435', '3101, 3102').
+_REFERENCE = re.compile(r"(?:[A-Za-z]{2,10}[ -]?)?\d{1,5}(?:\s*,\s*(?:[A-Za-z]{2,10}[ -]?)?"
+                        r"\d{1,5})*")
 _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored", "authors",
             "co-authored", "coauthored", "proposed", "proposes", "propose", "created",
             "creates", "drafted", "submitted", "penned", "behind", "by")
@@ -259,7 +262,9 @@ def _typed_value(kind: str, value: str) -> bool:
 def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 ) -> tuple[int, set[str], set[str]]:
     """(score, value chunks, key chunks) of the shown 'key: value' lines whose key best names
-    what ``question`` asks for. Scores: 3, the key is a noun the question asks for ('What
+    what ``question`` asks for. Scores: 4, an '...-By' key says the question's verb and its
+    value names other documents by number ('Superseded-By: 435' for 'Which PEP superseded
+    ...'); 3, the key is a noun the question asks for ('What
     status' -> 'Status:'); 2, the key is a role for 'who' or a moment for 'when', or shares a
     word with the question besides; 1, the key only shares a word with the question (on its
     first five letters); 0, no key does. A value that only repeats its document's number is
@@ -275,6 +280,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
     # the text names, not the document's author
     writes = bool(asked & _stems(_WRITING))
+    passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
 
     def key_score(key: set[str]) -> int:
         if key & nouns:
@@ -311,8 +317,16 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
             while j < len(ch) and ch[j][1] < line_end:
                 vals.append(ch[j][0])
                 j += 1
-            if score < 3 and number and " ".join(vals) == number:
+            value = " ".join(vals)
+            if score < 3 and number and value == number:
                 score = 0
+            if "by" in key and key & asked - nouns - {"by"} and not passive \
+                    and _REFERENCE.fullmatch(value) and value != number:
+                # 'Which PEP superseded X?' read in X: 'Superseded-By: 435' says the verb
+                # and names the other document, where 'PEP: 354' is X's own number (not for
+                # 'Which PEP was superseded by X?', nor 'Replaces:', whose value is the other
+                # side of the verb)
+                score = 4
             if score == 2 and not _typed_value(target.kind, " ".join(vals)):
                 score = 1  # 'Python-Version: 3.10' does not say when
             if score and vals:
@@ -362,8 +376,10 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     else:
         # 'What exception ...', 'Which name ...': words, not a footnote's number
         typed = {c for c in cands if any(ch.isalpha() for ch in c)}
+    score, keyed, labels = keyed_lines(index, question, stop)
+    if score >= 4 and keyed & cands:
+        return keyed & cands  # another document's number, whatever the type rule says
     cands = typed or cands
-    _score, keyed, labels = keyed_lines(index, question, stop)
     cands = (cands - labels) or cands
     return (keyed & cands) or cands
 
@@ -377,7 +393,7 @@ def header_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     stop = set(stopwords)
     score, values, labels = keyed_lines(index, question, stop)
     out = _answering(values, score, question, stop)
-    if score >= 3:
+    if score == 3:  # (4: another document's number, not this one's key)
         nouns = _stems(question_target(question).nouns)
         out |= {k for k in labels if _stems(words(k)) & nouns}
     return out
