@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
+from .queries import titled
 from .question import MONTHS, STOPWORDS, Question, analyze
 
 _MONTH = {**MONTHS, **{m[:3]: i for m, i in MONTHS.items()}, "sept": 9}
@@ -446,8 +447,6 @@ def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
     other words ('Inside Job (2010 film)' for 'Which is a black-and-white film, ...'); else
     its name as a title phrase, else as a phrase anywhere, the best-ranked document
     admitted. Subjects with no document are left out."""
-    from .queries import titled
-
     q = analyze(q)
     out = []
     for name in subjects(q):

@@ -66,7 +66,8 @@ def titled(coll: Any, ws: list[str], about: list[str] = (),
             res = coll.search(query, k=8, ranker="bm25", strict=True)
         except QueryError:
             continue
-        results += [r for r in res.results if r.id not in {x.id for x in results}]
+        seen = {r.id for r in results}
+        results += [r for r in res.results if r.id not in seen]
         if results and said is None:
             break
     named = [r for r in results
