@@ -390,6 +390,19 @@ def test_what_two_things_have_in_common_is_what_both_openings_say() -> None:
                              "also owns a bar in Nevada?")
 
 
+def _collection(tmp_path: Path, fmt: str, docs: list[dict[str, str]]) -> Path:
+    """A lexical collection of a few title/text documents in the QA corpus format ``fmt``."""
+    from sieve_lite.build import build_collection
+    from sieve_lite.sources import iter_documents
+
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps(docs), encoding="utf-8")
+    db = tmp_path / f"{fmt}.db"
+    build_collection(iter_documents([corpus], fmt), db, embed=False, quiet=True,
+                     source_label=f"{fmt} fixture")
+    return db
+
+
 @pytest.fixture(scope="module")
 def wiki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from sieve_lite.build import build_collection
@@ -423,11 +436,8 @@ def test_a_comparison_is_answered_from_what_was_read_about_each(wiki: Path,
 
 def test_a_compared_thing_is_read_in_its_own_sense(tmp_path: Path) -> None:
     from sieve_lite.agent.compare import documents_for
-    from sieve_lite.build import build_collection
-    from sieve_lite.sources import iter_documents
 
-    corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps([
+    db = _collection(tmp_path, "hotpotqa", [
         {"title": "Ed Wood", "text": "Ed Wood was an American filmmaker and actor."},
         {"title": "Ed Wood (film)", "text": "Ed Wood is a 1994 American biographical film "
          "about the filmmaker, with a nationality of its own in the credits."},
@@ -448,10 +458,7 @@ def test_a_compared_thing_is_read_in_its_own_sense(tmp_path: Path) -> None:
                                                                     "Salerno", "Busseto")),
         {"title": "Giuseppe Verdi", "text": "Giuseppe Verdi was an Italian opera composer."},
         {"title": "Ambroise Thomas", "text": "Ambroise Thomas was a French opera composer."},
-    ]), encoding="utf-8")
-    db = tmp_path / "h.db"
-    build_collection(iter_documents([corpus], "hotpotqa"), db, embed=False, quiet=True,
-                     source_label="comparison fixture")
+    ])
     with sieve_lite.open(db) as coll:
         def docs(question: str) -> list[str]:
             return [coll.document(d)["title"] for _s, d, _q in documents_for(coll, question)]
@@ -528,13 +535,7 @@ def test_a_bridge_finds_the_role_however_the_question_ties_it(wiki: Path) -> Non
 
 
 def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path) -> None:
-    import json
-
-    from sieve_lite.build import build_collection
-    from sieve_lite.sources import iter_documents
-
-    corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps([
+    db = _collection(tmp_path, "musique", [
         {"title": "Henry Worrall (artist)", "text": "Henry Worrall was an American visual "
          "artist. He settled in Topeka and died there in 1902, in the state of Kansas."},
         {"title": "Kansas", "text": "Kansas is divided into 4 congressional districts, each "
@@ -556,10 +557,7 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
          "father of the sibling performers Neil Young and Astrid Young."},
         {"title": "Cortez the Killer", "text": "Cortez the Killer is a song by Neil Young, "
          "its performer on the album Zuma."},
-    ]), encoding="utf-8")
-    db = tmp_path / "m.db"
-    build_collection(iter_documents([corpus], "musique"), db, embed=False, quiet=True,
-                     source_label="bridge fixture")
+    ])
     with sieve_lite.open(db) as coll:
         q = "The state where Henry Worrall died has how many congressional districts?"
         b = Bridge(coll, q, nlp())
@@ -594,11 +592,7 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
 
 
 def test_a_grandparent_is_a_parent_s_parent(tmp_path: Path) -> None:
-    from sieve_lite.build import build_collection
-    from sieve_lite.sources import iter_documents
-
-    corpus = tmp_path / "corpus.json"
-    corpus.write_text(json.dumps([
+    db = _collection(tmp_path, "2wiki", [
         {"title": "Thomas Baker", "text": "Thomas Baker was an English painter. He was the son "
          "of George Baker, and his mother was Alice Jones."},
         {"title": "Alice Jones", "text": "Alice Jones was an English singer. Her father was "
@@ -606,10 +600,7 @@ def test_a_grandparent_is_a_parent_s_parent(tmp_path: Path) -> None:
         {"title": "George Baker", "text": "George Baker was an English printer. His father was "
          "William Baker."},
         {"title": "Henry Jones", "text": "Henry Jones was a London merchant."},
-    ]), encoding="utf-8")
-    db = tmp_path / "k.db"
-    build_collection(iter_documents([corpus], "2wiki"), db, embed=False, quiet=True,
-                     source_label="kinship fixture")
+    ])
     with sieve_lite.open(db) as coll:
         b = Bridge(coll, "Who is Thomas Baker's maternal grandfather?", None)
         assert [h.role for h in b.hops] == ["mother", "father"] and b.asks_role
