@@ -327,7 +327,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 # 'Which PEP was superseded by X?', nor 'Replaces:', whose value is the other
                 # side of the verb)
                 score = 4
-            if score == 2 and not _typed_value(target.kind, " ".join(vals)):
+            if score == 2 and not _typed_value(target.kind, value):
                 score = 1  # 'Python-Version: 3.10' does not say when
             if score and vals:
                 if score > best:
