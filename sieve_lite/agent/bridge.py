@@ -421,8 +421,12 @@ class Bridge:
         if span is None:
             return text
         at, end = span
-        tail = re.match(r"['’]s?\s+(?:\w+\s+)?(\w+)(?:\s+of\s+birth)?", low[end:])
-        if tail and _singular(tail.group(1)) in _KIND_OF:
+        # "X's father", "X's main director" (the role right after the possessive first:
+        # "X's father born?" is not the role 'born')
+        tail = next((m for m in (re.match(r"['’]s?\s+(\w+)(?:\s+of\s+birth)?", low[end:]),
+                                 re.match(r"['’]s?\s+\w+\s+(\w+)(?:\s+of\s+birth)?", low[end:]))
+                     if m and _singular(m.group(1)) in _KIND_OF), None)
+        if tail:
             end += tail.end()
         elif direct := _direct_role(low[:at], low[end:]):
             end += direct[2]  # 'the country Signmark is from': the tying clause goes too

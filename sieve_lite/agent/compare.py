@@ -9,10 +9,11 @@ from the text read about each option:
 * ``subjects``: the two things compared, with the document read for each (the planner's
   search found them; ``documents_for``);
 * ``value``: what is compared, read from an option's text: a date of birth ('born', 'older',
-  'younger'), of death ('died'), or the first date it gives (released, founded, published),
-  a nationality or a country (spaCy's NORP and GPE entities; a state or province stands for
-  its country, a film's nationality for its country), or the words of a property ('both
-  opera composers');
+  'younger'), of death ('died'), or the first date it gives (released, founded, published:
+  ``lives.py``), a height, length or population ('higher', 'longer', 'more populous': a
+  number in one unit), a nationality or a country (spaCy's NORP and GPE entities; a state or
+  province stands for its country, a film's nationality for its country: ``places.py``), or
+  the words of a property ('both opera composers');
 * ``decide``: the option whose value comes first or last, or yes / no for 'same' and 'both'
   ('no' for 'both' only when a text names another nation or state than the one asked), or
   the one value two openings share ('What occupation do A and B share?'); nothing when a
@@ -20,79 +21,27 @@ from the text read about each option:
 
 Nothing here knows a collection or a data set: dates, demonyms and places are read from the
 text with the same patterns and pipeline as ``read.py``; a country and its people's name
-('United States', 'American') are one value, from countryinfo's table of countries.
+('United States', 'American') are one value, from countryinfo's table of countries. A
+compared thing whose document gives no date or number is read under another title with its
+name, once ('Keith Bostic', then 'Keith Bostic (American football)').
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from ..errors import QueryError
 from ..words import words
+from .lives import When, dates_in, life_date
+from .places import WITHIN, demonyms, nation, place, places_in, provinces
 from .queries import titled
-from .question import MONTHS, STOPWORDS, Question, analyze
-
-_MONTH = {**MONTHS, **{m[:3]: i for m, i in MONTHS.items()}, "sept": 9}
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})\s+([A-Za-z]{3,9})\.?,?\s+(\d{3,4})\b")
-_MONTH_DAY_YEAR = re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{3,4})\b")
-_MONTH_YEAR = re.compile(r"\b([A-Za-z]{3,9})\s+(\d{4})\b")
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_YEAR = re.compile(r"(?<![\w.])(1[0-9]\d\d|20\d\d)(?![\w.])")
+from .question import STOPWORDS, Question, analyze
 
 _BIRTH = ("born", "birth", "older", "oldest", "younger", "youngest", "age")
 _DEATH = ("died", "death", "dead", "die")
 _SAME = re.compile(r"\b(same|both|also|either)\b")
-
-
-@dataclass(frozen=True)
-class When:
-    """A date read from text, comparable (year, month, day; 0 for unknown parts)."""
-
-    year: int
-    month: int = 0
-    day: int = 0
-    text: str = ""
-
-
-_GLUED = re.compile(r"\b(1[5-9]\d\d|20\d\d)(\d{1,2})(?= (?:January|February|March|April|May|"
-                    r"June|July|August|September|October|November|December)\b)")
-
-
-def dates_in(text: str) -> list[tuple[int, When]]:
-    """(offset, date) of every date the text gives, in order: '11 May 1982', 'September 7,
-    1988', '2010-03-04', 'May 1990', a bare year."""
-    found: list[tuple[int, int, When]] = []
-    taken: list[tuple[int, int]] = []
-    # a year run into the next date's day, its dash lost ('21 March 192011 January 2010');
-    # the space put back moves later offsets by one, which no caller's cue notices
-    text = _GLUED.sub(r"\1 \2", text)
-
-    def add(m: re.Match[str], y: str, mo: int, d: str) -> None:
-        if any(a <= m.start() < b for a, b in taken):
-            return
-        taken.append((m.start(), m.end()))
-        found.append((m.start(), m.end(), When(int(y), mo, int(d or 0), m.group(0))))
-
-    for m in _ISO.finditer(text):
-        add(m, m.group(1), int(m.group(2)), m.group(3))
-    for m in _DAY_MONTH_YEAR.finditer(text):
-        mo = _MONTH.get(m.group(2).lower())
-        if mo:
-            add(m, m.group(3), mo, m.group(1))
-    for m in _MONTH_DAY_YEAR.finditer(text):
-        mo = _MONTH.get(m.group(1).lower())
-        if mo:
-            add(m, m.group(3), mo, m.group(2))
-    for m in _MONTH_YEAR.finditer(text):
-        mo = _MONTH.get(m.group(1).lower())
-        if mo:
-            add(m, m.group(2), mo, "")
-    for m in _YEAR.finditer(text):
-        add(m, m.group(1), 0, "")
-    return [(a, w) for a, _b, w in sorted(found)]
 
 
 def _attribute(q: Question) -> str:
@@ -109,7 +58,66 @@ def _attribute(q: Question) -> str:
         return "country"
     if q.order in ("first", "last"):
         return "date"
+    if q.options and ws & _POPULATION:
+        return "population"
+    if q.options and ws & set(_EXTENT):
+        return "extent"
     return "property"
+
+
+# 'Which town has a greater population, A or B?', 'Which mountain is higher, A or B?': a
+# number each text gives, compared in one unit.
+_POPULATION = frozenset({"population", "populous", "populated", "inhabitants", "residents"})
+# the question's word -> the words that mark that measure in a text
+_HEIGHT_CUES = ("elevation", "height", "tall", "high", "summit", "altitude", "rises")
+_EXTENT = {**{w: _HEIGHT_CUES for w in ("higher", "highest", "taller", "tallest", "height",
+                                          "elevation")},
+           **{w: ("long", "length", "runs", "flows", "span") for w in ("longer", "longest",
+                                                                        "length")},
+           **{w: ("deep", "depth") for w in ("deeper", "deepest", "depth")}}
+_METRES = {"m": 1.0, "metre": 1.0, "meter": 1.0, "ft": 0.3048, "feet": 0.3048,
+           "foot": 0.3048, "km": 1000.0, "kilometre": 1000.0, "kilometer": 1000.0,
+           "mi": 1609.344, "mile": 1609.344}
+# a number and its unit of length; not money ('$5 m') nor part of a larger number
+_LENGTH = re.compile(r"(?<![$£€\d.,])(\d[\d,]*(?:\.\d+)?)\s*(?:-\s*)?"
+                     r"(km|kilomet(?:re|er)s?|mi|miles?|m|met(?:re|er)s?|ft|feet|foot)\b(?![²³])")
+_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])|(?<![\d.,])\d+(?![\d,.])")
+
+
+def _number(digits: str) -> float:
+    return float(digits.replace(",", ""))
+
+
+def extent_of(text: str, cues: tuple[str, ...] = _HEIGHT_CUES) -> float | None:
+    """A height or length a text gives, in metres ('7,885 m', '25,869 ft', '1,200
+    kilometres'): the largest one said next to a word of the measure ('an elevation of
+    7295 m'), else the largest of all (a mountain's page also gives its ridges and
+    prominence, which are smaller); None when it gives none."""
+    found, cued = [], []
+    for m in _LENGTH.finditer(text):
+        unit = m.group(2).lower()
+        unit = "feet" if unit == "feet" else unit.rstrip("s")
+        metres = _number(m.group(1)) * _METRES.get(unit, 1.0)
+        found.append(metres)
+        near = " ".join(words(text[max(0, m.start() - 40):m.end() + 20]))
+        if any(re.search(rf"\b{c}", near) for c in cues):
+            cued.append(metres)
+    return max(cued or found) if found else None
+
+
+def population_of(text: str) -> float | None:
+    """The population a text gives: the first number after 'population' in its sentence
+    that is not a year ('As of the 2010 census, the population was 3,001'), else a number
+    of 'inhabitants' or 'residents'; None when it gives none."""
+    for m in re.finditer(r"\bpopulation\b", text, re.I):
+        stretch = re.split(r"(?<=[a-z)])\.\s", text[m.end():m.end() + 120])[0]
+        for n in _NUMBER.finditer(stretch):
+            d = n.group(0)
+            if "," not in d and len(d) == 4 and 1600 <= int(d) <= 2100:
+                continue   # a census year
+            return _number(d)
+    m = re.search(r"(\d{1,3}(?:,\d{3})+|\d+)\s+(?:inhabitants|residents)\b", text)
+    return _number(m.group(1)) if m else None
 
 
 _COUNTED = re.compile(r"\b(?:more|fewer|less)\s+([a-z]{3,})\b")
@@ -124,8 +132,9 @@ def _counted(q: Question) -> str:
     if q.order not in ("more", "less"):
         return ""
     m = _COUNTED.search(q.text.lower())
-    return m.group(1) if m and m.group(1).endswith("s") and not m.group(1).endswith("ss") \
-        else ""
+    # ('more residents' is a population, 'more populous' no count at all)
+    return m.group(1) if m and m.group(1).endswith("s") and m.group(1) not in _POPULATION \
+        and not m.group(1).endswith(("ss", "ous")) else ""
 
 
 def count_of(noun: str, text: str) -> int | None:
@@ -151,30 +160,22 @@ def value(q: Question | str, text: str, entities: Any = None) -> Any:
             return None
         if what == "date":
             return found[0][1]
-        # a life span '(5 May 1802 – 19 November 1879)': birth first, death second
-        low = text.lower()
-        cue = "born" if what == "birth" else "died"
-        at = low.find(cue)
-        if at >= 0:
-            after = [w for a, w in found if a > at]
-            if after:
-                return after[0]
-        span = re.search(r"\(([^()]{4,80})\)", text[:400])
-        if span:
-            inside = dates_in(span.group(1))
-            if what == "birth" and inside:
-                return inside[0][1]
-            if what == "death" and len(inside) >= 2:
-                return inside[1][1]
-        return None
+        return life_date(text, what)
+    if what == "population":
+        return population_of(text)
+    if what == "extent":
+        cues = next(_EXTENT[w] for w in q.words if w in _EXTENT)
+        return extent_of(text, cues)
     if what in ("nationality", "country"):
         if entities is None:
             return None
+        # a compound whose hyphen lost its word ('a 2007 Italian- American film') is one
+        text = re.sub(r"(?<=[a-z])- (?=[A-Z])", "-", text)
         doc = entities(" ".join(text.split()[:80]))
         if what == "nationality":
             ents = [e.text for e in doc.ents if e.label_ == "NORP"] or \
                 [e.text for e in doc.ents if e.label_ == "GPE"]
-            return _nation(ents[0]) if ents else None
+            return nation(ents[0]) if ents else None
         # a place's country is named last ('a commune in the Vendée department in France'),
         # a state stands for its country ('New Mexico'); a film or a person with no place
         # is of its nationality ('a 1935 British drama film'); a town alone says no country
@@ -189,50 +190,14 @@ def value(q: Question | str, text: str, entities: Any = None) -> Any:
         # in the opening sentence: a place (the last), else a nationality (the first:
         # 'a 2019 French-Belgian drama film'); then a place anywhere in the opening words
         gpe = [(e.start_char, p) for e in doc.ents if e.label_ == "GPE"
-               for p in [_place(e.text)] if p]
+               for p in [place(e.text)] if p]
         norp = [(e.start_char, p) for e in doc.ents if e.label_ == "NORP"
-                for part in re.split(r"[-\s]+(?=[A-Z])", e.text) for p in [_place(part)]
+                for part in re.split(r"[-\s]+(?=[A-Z])", e.text) for p in [place(part)]
                 if p and p[1] == "nation"]
         return (country([p for at, p in gpe if at < first], True)
                 or country([p for at, p in norp if at < first], False)
                 or country([p for _at, p in gpe], True))
     return None
-
-
-# Nations of the British Isles that countryinfo (a table of states) folds into one.
-_NATIONS = {"england": "english", "scotland": "scottish", "wales": "welsh",
-            "britain": "british", "great britain": "british"}
-
-
-@lru_cache(maxsize=1)
-def demonyms() -> dict[str, str]:
-    """Folded country names (and their other spellings, 'USA') -> the folded demonym
-    ('united states' -> 'american'); each demonym maps to itself. Empty when countryinfo
-    is not installed (then 'American' and 'United States' stay different values)."""
-    try:
-        from countryinfo import CountryInfo
-    except ImportError:
-        return {}
-    out: dict[str, str] = dict(_NATIONS)
-    for key, info in CountryInfo.all().items():
-        dem = " ".join(words(str(info.get("demonym") or "")))
-        if not dem:
-            continue
-        for name in (key, info.get("name") or "", *(info.get("altSpellings") or [])):
-            folded = " ".join(words(str(name)))
-            # two-letter codes ('US', 'IN') are words of a sentence too
-            if len(folded) > 3:
-                out.setdefault(folded, dem)
-    for dem in list(out.values()):
-        out.setdefault(dem, dem)
-    return out
-
-
-def _nation(name: str) -> str:
-    """A demonym or a country, folded so that the two compare: 'American', 'the United
-    States' and 'USA' are one value; 'French' and 'french' too."""
-    folded = " ".join(words(re.sub(r"^the\s+", "", name.strip(), flags=re.I)))
-    return demonyms().get(folded, folded)
 
 
 def _property_words(q: Question) -> list[str]:
@@ -291,65 +256,6 @@ def holds(q: Question | str, text: str) -> bool | None:
     return all(w[:5] in have for w in rest)
 
 
-@lru_cache(maxsize=1)
-def provinces() -> dict[str, str]:
-    """Folded names of states and provinces -> their folded country ('michigan' -> 'united
-    states'), from countryinfo's table; empty without it."""
-    try:
-        from countryinfo import CountryInfo
-    except ImportError:
-        return {}
-    out: dict[str, str] = {}
-    for key, info in CountryInfo.all().items():
-        for name in info.get("provinces") or []:
-            folded = " ".join(words(str(name)))
-            if len(folded) > 3:
-                out.setdefault(folded, key)
-    return out
-
-
-# The nations of Britain are British too: 'English' does not deny 'British'.
-_WITHIN = {"british": frozenset({"english", "scottish", "welsh", "british"})}
-
-
-def _lookup(name: str) -> tuple[str, str] | None:
-    """A folded name as a nation, ('american', 'nation') for 'united states', or a state,
-    ('nevada', 'united states'); None for anything else."""
-    nations, states = demonyms(), provinces()
-    if name in nations:
-        return nations[name], "nation"
-    return (name, states[name]) if name in states else None
-
-
-def _places(ws: list[str]) -> list[tuple[str, str]]:
-    """The nations and states a run of folded words names, in order (``_lookup`` of its
-    longest runs of three words or fewer)."""
-    out, i = [], 0
-    while i < len(ws):
-        for n in (3, 2, 1):
-            found = _lookup(" ".join(ws[i:i + n])) if len(ws[i:i + n]) == n else None
-            if found:
-                out.append(found)
-                break
-        else:
-            n = 1
-        i += n
-    return out
-
-
-_DIVISIONS = frozenset({"county", "province", "state", "region", "department", "oblast",
-                        "prefecture", "district", "governorate"})
-
-
-def _place(name: str) -> tuple[str, str] | None:
-    """What a whole place name is (``_lookup``): 'Tulcea County' a province of Romania,
-    'Romania' a nation; None for anything else ('Lake Golovița', 'Paris')."""
-    ws = words(re.sub(r"^the\s+", "", name.strip(), flags=re.I))
-    if len(ws) > 1 and ws[-1] in _DIVISIONS:
-        ws = ws[:-1]
-    return _lookup(" ".join(ws))
-
-
 def _opening(text: str) -> str:
     """The first sentence of ``text`` (of its first 80 words; 'St. Mary's School' is one)."""
     from .read import split_sentences
@@ -364,14 +270,14 @@ def contradicts(q: Question | str, text: str, entities: Any = None) -> str:
     ``text`` names (spaCy's NORP and GPE entities: 'Jordan' in 'Michael Jordan' is none),
     when the text never names the asked one; '' otherwise."""
     q = analyze(q)
-    asked = _places(_property_words(q))
+    asked = places_in(_property_words(q))
     if not asked or entities is None:
         return ""
-    said = _places([_IRREGULAR.get(w, w) for w in words(text)])
+    said = places_in([_IRREGULAR.get(w, w) for w in words(text)])
     opening = [p for e in entities(_opening(text)).ents if e.label_ in ("NORP", "GPE")
-               for p in [_place(e.text)] if p]
+               for p in [place(e.text)] if p]
     for value, kind in asked:
-        same = _WITHIN.get(value, frozenset({value}))
+        same = WITHIN.get(value, frozenset({value}))
         if any(v in same for v, k in said if k == kind):
             continue
         other = next((v for v, k in opening if k == kind and v not in same), "")
@@ -421,15 +327,33 @@ def subjects(q: Question | str) -> tuple[str, ...]:
         return ()
     m = _PAIR.match(q.text)
     if m:
-        a = m.group(1).strip(" ,")
+        a = _bare(m.group(1))
         # a trailing plural common noun is the kind, not the name ('La Boum films')
-        b = re.sub(r"\s+(?:films?|movies?|bands?|songs?|books?|albums?)$", "",
-                   m.group(2).strip(" ,"), flags=re.I)
-        if a[:1].isupper() and b[:1].isupper():
+        b = _bare(re.sub(r"\s+(?:films?|movies?|bands?|songs?|books?|albums?)$", "",
+                         m.group(2).strip(" ,"), flags=re.I))
+        if a[:1].isupper() and (b[:1].isupper() or b[:1].isdigit()):
             return (a, b)
     if len(q.names) >= 2:
         return q.names[:2]
     return ()
+
+
+def _bare(name: str) -> str:
+    """A subject's name without what the question says about it: trailing lower-case words
+    ('Fuding the same level', 'Affiliated Managers Group based'), a place it is from
+    ('Ruggero Deodato from Italy') and a nationality before it ('Mexican Alejandro
+    Springall')."""
+    ws = name.strip(" ,").split()
+    while len(ws) > 1 and not (ws[-1][:1].isupper() or ws[-1][:1].isdigit()
+                               or ws[-1][:1] in "(\"'"):
+        ws.pop()
+    if "from" in ws[1:-1]:
+        at = ws.index("from", 1)
+        if place(" ".join(ws[at + 1:])):
+            ws = ws[:at]
+    if len(ws) >= 3 and " ".join(words(ws[0])) in set(demonyms().values()):
+        ws = ws[1:]
+    return " ".join(ws).strip(" ,")
 
 
 def is_comparison(q: Question | str) -> bool:
@@ -492,14 +416,34 @@ def relation(q: Question | str) -> str:
     return ""
 
 
+# a person's name: two to five capitalised words, a particle between them ('Luis César
+# Amadori', 'Ludwig van Beethoven', 'Mary Ann Evans')
+_INITIAL_OR_WORD = r"[A-Z](?:\.|[\w'’-]+)"   # 'J.' or 'Sivan' ('Sivan.' ends a sentence)
+_NAME = _INITIAL_OR_WORD + r"(?:\s+(?:(?:van|von|de|del|da|di|der|den|la|le|du|bin|al)\s+)?" \
+    + _INITIAL_OR_WORD + r"){1,4}"
+
+
 def related_name(text: str, role: str, entities: Any) -> str:
     """The person ``text`` names in ``role`` ('directed by Marcos Siega' for 'director'):
-    the name nearest after a word sharing the role's first five letters, else the nearest
-    before it; '' when there is none."""
-    if entities is None or not role:
+    the capitalised name after '<role verb> by' ('a film by' for a director), else (with
+    spaCy's ``entities``) the person nearest after a word sharing the role's first five
+    letters, else the nearest before it; '' when there is none."""
+    if not role:
+        return ""
+    stem = role[:5].lower()
+    # 'directed by Ertem Eğilmez' (a name the entity model may not know), 'a drama film by
+    # Santosh Sivan' (a film's maker is its director), anywhere in the text
+    cue = rf"\b(?i:{re.escape(stem)}\w*|written)" if stem == "write" else \
+        rf"\b(?i:{re.escape(stem)}\w*)"
+    if stem == "direc":
+        cue = rf"(?:{cue}|\b(?:film|movie))"
+    # ... the last of a list of roles counts for each ('produced, co-written and directed by')
+    m = re.search(cue + r"(?:(?:,|,?\s+and)\s+[a-z-]+)*\s+by\s+(" + _NAME + ")", text)
+    if m:
+        return m.group(1)
+    if entities is None:
         return ""
     doc = entities(" ".join(text.split()[:150]))
-    stem = role[:5].lower()
     cues = [t.idx for t in doc if t.lower_.startswith(stem)]
     people = [(e.start_char, e.text) for e in doc.ents if e.label_ == "PERSON"]
     if not cues or not people:
@@ -553,8 +497,19 @@ class Verdict:
 def decide(q: Question | str, texts: dict[str, str], entities: Any = None) -> Verdict | None:
     """The answer from what was read about each subject (``texts``: subject -> text read):
     an option (first / last date), or 'yes' / 'no' (same value, or both hold a property).
-    None when the texts do not settle it."""
+    None when the texts do not settle it. An option is answered without the place both
+    options share ('Minden, Nevada or Gardnerville, Nevada': 'Gardnerville')."""
     q = analyze(q)
+    got = _decide(q, texts, entities)
+    if got is None or len(q.options) != 2 or got.answer not in q.options:
+        return got
+    tails = {o.rpartition(", ")[2] for o in q.options if ", " in o}
+    if len(tails) == 1 and all(", " in o for o in q.options):
+        return Verdict(got.answer.rpartition(", ")[0], got.why)
+    return got
+
+
+def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None:
     names = [s for s in subjects(q) if s in texts]
     if len(names) < 2:
         return None
@@ -611,6 +566,11 @@ def decide(q: Question | str, texts: dict[str, str], entities: Any = None) -> Ve
             order = "last"
         pick = first if order in ("first", "less") else last
         return Verdict(pick, f"{a}: {va.text}; {b}: {vb.text}")
+    if isinstance(va, float):
+        if not q.options or va == vb:
+            return None
+        pick = a if (va > vb) == (q.order != "less") else b
+        return Verdict(pick, f"{a}: {va:g}; {b}: {vb:g} ({what})")
     same = va == vb
     if q.options:
         return None
@@ -632,6 +592,8 @@ class Comparison:
         self.doc_of = {name: doc for name, doc, _q in found}   # subject -> document to read
         self.text_of: dict[str, str] = {}                       # subject -> what answers
         self.hopped: set[str] = set()
+        self.tried: set[str] = set(self.doc_of.values())
+        self.switched: set[str] = set()                         # subjects read twice
 
     def query(self) -> str:
         """One search that shows every subject's card (step 0)."""
@@ -656,7 +618,34 @@ class Comparison:
                 else:
                     self.text_of[subject] = ""   # the role's person is not in the collection
                 continue
+            other = self._namesake(subject, text)
+            if other:
+                self.tried.add(other)
+                self.switched.add(subject)
+                self.doc_of[subject] = other   # read it instead
+                continue
             self.text_of[subject] = text
+
+    def _namesake(self, subject: str, text: str) -> str | None:
+        """Another document titled with ``subject``'s name, when the one read gives no date
+        or number to compare ('Keith Bostic' the programmer has no birth date; 'Keith Bostic
+        (American football)' has): one more read, once a subject."""
+        if _attribute(self.q) not in ("birth", "death", "date", "population", "extent") \
+                or value(self.q, text, self.entities) is not None \
+                or subject in self.switched or "title" not in self.coll.fields:
+            return None
+        ws = words(subject)
+        phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else (ws[0] if ws else "")
+        if not phrase:
+            return None
+        try:
+            res = self.coll.search(f"{phrase}[title]", k=5, ranker="bm25", strict=True)
+        except QueryError:
+            return None
+        for r in res.results:
+            if str(r.id) not in self.tried and words(r.title)[:len(ws)] == ws:
+                return str(r.id)
+        return None
 
     def verdict(self) -> Verdict | None:
         return decide(self.q, {s: t for s, t in self.text_of.items() if t}, self.entities)

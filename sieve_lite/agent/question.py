@@ -481,13 +481,35 @@ _LEAD_OPTIONS = re.compile(
     r"((?:[A-Z0-9\"'“][^\s]*(?:\s+|$))+)", re.I)
 
 
+# 'Which movie was filmed first "The Guest" or "You're Next"?': two quoted titles
+_QUOTED_OPTIONS = re.compile(r"[\"“]([^\"“”]{2,80})[\"”]\s*,?\s+or\s+[\"“]([^\"“”]{2,80})[\"”]")
+# 'Which band, A or B, had more members?': the clause after the second option
+_CLAUSE_AFTER = re.compile(r",\s+(?=[a-z])")
+
+
+# 'Which genus has more species Eucryphia or Lepidozamia ?', 'Who was born first out of A
+# and B?': a comparative, then two names ending the question ('and' only after 'out of' or
+# 'between': 'the first President of Harvard and Yale' names no options)
+_LAST_OPTIONS = re.compile(
+    r"\b(?i:\w+er|more\s+\w+|less\s+\w+|first|last)\s+(?:(?P<of>(?i:out\s+of|between))\s+)?"
+    r"(?:the\s+)?(?P<a>[A-Z0-9\"'“][^?,]*?)\s+(?P<join>or|and)\s+(?:the\s+)?"
+    r"(?P<b>[A-Z0-9\"'“][^?,]*?)"
+    r"\s*[?.!]*\s*$")
+
+
 def _options(text: str) -> tuple[str, ...]:
     """The two things a question asks to choose between ('A or B'), when it names them."""
     t = text.strip()
+    m = _QUOTED_OPTIONS.search(t)
+    if m:
+        return (m.group(1).strip(), m.group(2).strip())
     m = _TAIL_OPTIONS.search(t)
     if m and " or " not in m.group(1):
-        a, b = m.group(1).strip(" \"'“”"), m.group(2).strip(" \"'“”")
-        if a and b and len(a) <= 80 and len(b) <= 80:
+        a = m.group(1).strip(" \"'“”")
+        b = _CLAUSE_AFTER.split(m.group(2), maxsplit=1)[0].strip(" \"'“”")
+        # a clause cut off the second option asks both to be names
+        named = b == m.group(2).strip(" \"'“”") or (a[:1].isupper() and b[:1].isupper())
+        if a and b and len(a) <= 80 and len(b) <= 80 and named:
             return (a, b)
     m = _COMPARED_OPTIONS.match(t)
     if m and " or " not in m.group(1):
@@ -507,6 +529,9 @@ def _options(text: str) -> tuple[str, ...]:
         b = " ".join(b_words).strip(" \"'“”?.,")
         if a and b and a[:1].isupper() and len(a) <= 80:
             return (a, b)
+    m = _LAST_OPTIONS.search(t)
+    if m and (m.group("join") == "or" or m.group("of")) and " or " not in m.group("a"):
+        return (m.group("a").strip(" \"'“”"), m.group("b").strip(" \"'“”"))
     return ()
 
 

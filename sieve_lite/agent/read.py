@@ -33,6 +33,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..words import words
+from .lives import asked_fact, life_date, life_place
+from .places import lookup, nation
 from .question import MONTHS, STOPWORDS, Question, analyze
 
 MAX_SENTENCE_CHARS = 400       # a longer 'sentence' (a table, a code block) is cut
@@ -552,11 +554,19 @@ def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
 
 def _names_asked(q: Question, text: str) -> bool:
     """Whether ``text`` is a name that ends in the noun asked for ('Sangre de Cristo Range'
-    for 'what mountain range'); such a name fits the question fully, whatever its kind."""
+    for 'what mountain range'), or a state or country known to be one ('Minnesota' for 'in
+    what state', ``places``); such a name fits the question fully, whatever its kind."""
     head = q.target.head
     if q.target.kind not in ("what", "where") or len(head) < 3 or q.target.asks_kind:
         return False
     toks = text.split()
+    if text[:1].isupper() and head in ("state", "province", "country"):
+        # 'In what state ...': 'Minnesota' is a state, 'Golden Valley' is not known to be
+        # one, and 'United States' is a country ('American' its people, not a country)
+        found = lookup(" ".join(words(text)))
+        if found is not None:
+            return (found[1] == "nation") == (head == "country") and \
+                (head != "country" or nation(text) != " ".join(words(text)))
     return len(toks) > 1 and toks[-1][:1].isupper() and _inflects(toks[-1].lower(), head)
 
 
@@ -628,7 +638,49 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
             keep = [where, *keep[: max(0, shown - 1)]]
         cands = [Candidate(fill, "blank", where.index if where else 0, 1.0, label, 1.0),
                  *(c for c in cands if c.text != fill)]
+    fact = life_fact(q, sorted(ranked, key=lambda s: s.index), label)
+    if fact is not None:
+        # 'When was X born?': the date the life span gives first is the one, not the other
+        # dates the read holds; like a header line's value, the engine reads it
+        where = next(s for s in ranked if s.index == fact.sentence)
+        if where not in keep:
+            keep = [where, *keep[: max(0, shown - 1)]]
+        rivals = ("date", "number") if fact.kind == "date" else \
+            ("place", "entity", "named", "phrase", "person")
+        cands = [fact, *(c if c.kind not in rivals else
+                         replace(c, prior=round(c.prior * NOT_NAMED, 4))
+                         for c in cands if c.text != fact.text)]
     return Reading(label, keep, cands[: MAX_CANDIDATES * 2])
+
+
+def life_fact(q: Question, sentences: Sequence[Sentence],
+              label: tuple[str, str] | None = None) -> Candidate | None:
+    """For a question that asks when or where a named person was born or died (``lives``),
+    the date or place a read about them gives (its first sentence names them), as a
+    candidate the engine is sure of (prior 1): read from the text, ``sentences`` in the
+    text's order, with the life-span patterns, in the sentence that says it. None
+    otherwise."""
+    asked = asked_fact(q)
+    # the person must be named, and the read must open with them: 'X's father' is still a
+    # role to go through, and a page that only mentions the person gives another's life
+    if asked is None or not asked.named() or not sentences \
+            or not asked.said_in(sentences[0].text):
+        return None
+    which, what = asked.which, asked.what
+    for s in sentences:
+        if what == "date":
+            # a later sentence's parentheses are another thing's dates ('Pulse (1950)')
+            when = life_date(s.text, which, span=s is sentences[0])
+            found = when.text if when is not None else ""
+        else:
+            at = life_place(s.text, which)
+            found = at[0] if at is not None else ""
+        if found:
+            return Candidate(found, what, s.index, 1.0, label, max(s.coverage, COVERED_FACT))
+    return None
+
+
+COVERED_FACT = 0.6   # a life fact's sentence answers the question whatever its words
 
 
 def collection_idf(coll: Any) -> Callable[[str], float]:
