@@ -426,6 +426,35 @@ def test_a_life_fact_is_the_candidate_the_engine_is_sure_of() -> None:
         assert all(c.prior < 1.0 for c in got.candidates), question
 
 
+def test_documents_named_by_number_are_compared_by_their_own_dates(tmp_path: Path) -> None:
+    from sieve_lite.build import build_collection
+    from sieve_lite.sources import iter_documents
+
+    def doc(num: int, created: str, date: str, text: str) -> dict[str, object]:
+        return {"id": f"pep-{num:04d}", "title": f"Proposal {num}", "date": date,
+                "infobox": [["PEP", str(num)], ["Created", created]],
+                "sections": [{"heading": "Abstract", "text": text}]}
+
+    corpus = tmp_path / "peps.jsonl"
+    # the later proposal's text names an earlier year: the header's date decides, not that
+    corpus.write_text("\n".join(json.dumps(d) for d in (
+        doc(8, "05-Jul-2001", "2001-07-05", "A style guide, first drafted in 2001."),
+        doc(257, "29-May-2001", "2001-05-29", "Docstring conventions, after a 1999 idea."),
+        doc(30, "01-Jan-2010", "2010-01-01", "Mentions PEP 8 and PEP 257 in passing."),
+    )), encoding="utf-8")
+    db = tmp_path / "peps.db"
+    build_collection(iter_documents([corpus], "jsonl"), db, embed=False, quiet=True,
+                     source_label="numbered fixture")
+    for question, answer in (("Which is older, PEP 8 or PEP 257?", "PEP 257"),
+                             ("Which PEP came later, PEP 257 or PEP 8?", "PEP 8")):
+        bb = ScriptedBackbone([])
+        ep = run_question(db, question, backbone_obj=bb)
+        assert ep.answer == answer and not bb.calls
+        # each cited at its header, which holds the date compared
+        assert {(c.doc, c.section) for c in ep.citations} == {("pep-0008", "infobox"),
+                                                               ("pep-0257", "infobox")}
+
+
 def test_a_state_or_a_country_is_the_name_asked() -> None:
     from sieve_lite.agent.read import _names_asked
 

@@ -377,6 +377,10 @@ def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
         ws = words(name)
         if not ws:
             continue
+        numbered = _numbered(coll, name)
+        if numbered is not None:
+            out.append((name, *numbered))
+            continue
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
         if "title" in coll.fields:
             about = [w for w in q.content if w not in ws and w not in ("and", "or", "not")]
@@ -395,6 +399,36 @@ def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
                 out.append((name, str((exact or res.results)[0].id), query))
                 break
     return out
+
+
+def _numbered(coll: Any, name: str) -> tuple[str, str] | None:
+    """(document id, BQL) when ``name`` is a document's number ('PEP 8') that one document
+    of the collection carries in its header or title, as the planner checks it; None
+    otherwise."""
+    nums = analyze(name).docnums
+    if len(nums) != 1 or " ".join(words(name)) != f"{nums[0][0].lower()} {int(nums[0][1])}":
+        return None
+    ident = " ".join(words(name))
+    for field in ("infobox", "title"):
+        if field not in coll.fields:
+            continue
+        query = f'"{ident}"[{field}]'
+        try:
+            res = coll.search(query, k=2, ranker="bm25", strict=True)
+        except QueryError:
+            continue
+        if len(res.results) == 1:   # a number that admits several names something else
+            return str(res.results[0].id), query
+    return None
+
+
+def dated(coll: Any, doc: str) -> When | None:
+    """A document's own date (the collection's date column: a PEP's 'Created'), or None."""
+    try:
+        got = dates_in(str(coll.document(doc).get("date") or ""))
+    except Exception:   # a document the collection cannot give: no date
+        return None
+    return got[0][1] if got else None
 
 
 # 'Which film has the director who was born later, X or Y?': the compared thing is each
@@ -554,18 +588,7 @@ def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None
         return None
     if isinstance(va, When):
         assert isinstance(vb, When)
-        ka, kb = _key(va, vb), _key(vb, va)
-        if ka == kb:
-            return None
-        first = a if ka < kb else b
-        last = b if first == a else a
-        order = q.order or "first"
-        if what == "birth" and q.words and {"older", "oldest"} & set(q.words):
-            order = "first"
-        elif what == "birth" and {"younger", "youngest"} & set(q.words):
-            order = "last"
-        pick = first if order in ("first", "less") else last
-        return Verdict(pick, f"{a}: {va.text}; {b}: {vb.text}")
+        return _in_order(q, a, va, b, vb)
     if isinstance(va, float):
         if not q.options or va == vb:
             return None
@@ -575,6 +598,23 @@ def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None
     if q.options:
         return None
     return Verdict("yes" if same else "no", f"{a}: {va}; {b}: {vb}")
+
+
+def _in_order(q: Question, a: str, va: When, b: str, vb: When) -> Verdict | None:
+    """The option whose date comes first or last, as the question asks ('older' and
+    'earlier' first, 'younger' and 'later' last); None for the same date."""
+    ka, kb = _key(va, vb), _key(vb, va)
+    if ka == kb:
+        return None
+    first = a if ka < kb else b
+    last = b if first == a else a
+    order = q.order or "first"
+    if {"older", "oldest"} & set(q.words):
+        order = "first"
+    elif {"younger", "youngest"} & set(q.words):
+        order = "last"
+    pick = first if order in ("first", "less") else last
+    return Verdict(pick, f"{a}: {va.text}; {b}: {vb.text}")
 
 
 class Comparison:
@@ -592,6 +632,10 @@ class Comparison:
         self.doc_of = {name: doc for name, doc, _q in found}   # subject -> document to read
         self.text_of: dict[str, str] = {}                       # subject -> what answers
         self.hopped: set[str] = set()
+        # a document named by its number ('Which is older, PEP 8 or PEP 257?') is dated by
+        # the collection's date column, not by a date its text happens to give
+        self.numbered = {name for name, _d, _query in found
+                         if _numbered(coll, name) is not None}
         self.tried: set[str] = set(self.doc_of.values())
         self.switched: set[str] = set()                         # subjects read twice
 
@@ -648,6 +692,12 @@ class Comparison:
         return None
 
     def verdict(self) -> Verdict | None:
+        names = list(self.doc_of)
+        if len(names) == 2 and set(names) <= self.numbered and self.q.options \
+                and _attribute(self.q) in ("birth", "date"):
+            when = [dated(self.coll, self.doc_of[n]) for n in names]
+            if when[0] is not None and when[1] is not None:
+                return _in_order(self.q, names[0], when[0], names[1], when[1])
         return decide(self.q, {s: t for s, t in self.text_of.items() if t}, self.entities)
 
     # -- the route interface the loop drives (shared with bridge.Bridge) -------------------
@@ -655,7 +705,11 @@ class Comparison:
     answer_doc = ""   # ... and is not answered by choosing from one document
 
     def prefer(self, doc: str, sections: list[str]) -> list[str]:
-        """A compared thing is read at its best section: ``sections`` unchanged."""
+        """A compared thing is read at its best section: ``sections`` unchanged; a numbered
+        document compared by date at its header, which holds that date ('Created:')."""
+        if "infobox" in sections and any(self.doc_of.get(n) == doc for n in self.numbered) \
+                and _attribute(self.q) in ("birth", "date"):
+            return ["infobox", *(s for s in sections if s != "infobox")]
         return sections
 
     def question(self) -> str:
