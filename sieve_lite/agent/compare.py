@@ -366,12 +366,17 @@ def is_comparison(q: Question | str) -> bool:
 
 
 def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
-    """(subject, document id, BQL) for each compared thing: the document titled with its
-    name (a '(...)' after it allowed), of several the one that best matches the question's
-    other words ('Inside Job (2010 film)' for 'Which is a black-and-white film, ...'); else
-    its name as a title phrase, else as a phrase anywhere, the best-ranked document
-    admitted. Subjects with no document are left out."""
-    q = analyze(q)
+    """(subject, document id, BQL) for each compared thing: the one document carrying its
+    number ('PEP 8'); else the document titled with its name (a '(...)' after it allowed),
+    of several the one that best matches the question's other words ('Inside Job (2010
+    film)' for 'Which is a black-and-white film, ...'); else its name as a title phrase,
+    else as a phrase anywhere, the best-ranked document admitted. Subjects with no document
+    are left out."""
+    return [(name, doc, query) for name, doc, query, _numbered in _found(coll, analyze(q))]
+
+
+def _found(coll: Any, q: Question) -> list[tuple[str, str, str, bool]]:
+    """``documents_for``, each with whether its document was found by its number."""
     out = []
     for name in subjects(q):
         ws = words(name)
@@ -379,14 +384,14 @@ def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
             continue
         numbered = _numbered(coll, name)
         if numbered is not None:
-            out.append((name, *numbered))
+            out.append((name, *numbered, True))
             continue
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
         if "title" in coll.fields:
             about = [w for w in q.content if w not in ws and w not in ("and", "or", "not")]
             doc = titled(coll, ws, about, set(q.words) - STOPWORDS)
             if doc is not None:
-                out.append((name, doc, f"{phrase}[title]"))
+                out.append((name, doc, f"{phrase}[title]", False))
                 continue
         for query in ([f"{phrase}[title]"] if "title" in coll.fields else []) + [phrase]:
             try:
@@ -396,7 +401,7 @@ def documents_for(coll: Any, q: Question | str) -> list[tuple[str, str, str]]:
             if res.results:
                 # the document titled exactly so, else the best ranked
                 exact = [r for r in res.results if words(r.title) == ws]
-                out.append((name, str((exact or res.results)[0].id), query))
+                out.append((name, str((exact or res.results)[0].id), query, False))
                 break
     return out
 
@@ -424,10 +429,7 @@ def _numbered(coll: Any, name: str) -> tuple[str, str] | None:
 
 def dated(coll: Any, doc: str) -> When | None:
     """A document's own date (the collection's date column: a PEP's 'Created'), or None."""
-    try:
-        got = dates_in(str(coll.document(doc).get("date") or ""))
-    except Exception:   # a document the collection cannot give: no date
-        return None
+    got = dates_in(str((coll.document(doc) or {}).get("date") or ""))
     return got[0][1] if got else None
 
 
@@ -627,15 +629,14 @@ class Comparison:
         self.q = analyze(q)
         self.entities = entities
         self.role = relation(self.q)
-        found = documents_for(coll, self.q)
-        self.queries = [query for _s, _d, query in found]
-        self.doc_of = {name: doc for name, doc, _q in found}   # subject -> document to read
-        self.text_of: dict[str, str] = {}                       # subject -> what answers
+        found = _found(coll, self.q)
+        self.queries = [query for _s, _d, query, _n in found]
+        self.doc_of = {name: doc for name, doc, _q, _n in found}  # subject -> document to read
+        self.text_of: dict[str, str] = {}                          # subject -> what answers
         self.hopped: set[str] = set()
         # a document named by its number ('Which is older, PEP 8 or PEP 257?') is dated by
         # the collection's date column, not by a date its text happens to give
-        self.numbered = {name for name, _d, _query in found
-                         if _numbered(coll, name) is not None}
+        self.numbered = {name for name, _d, _q, numbered in found if numbered}
         self.tried: set[str] = set(self.doc_of.values())
         self.switched: set[str] = set()                         # subjects read twice
 
@@ -675,21 +676,11 @@ class Comparison:
         or number to compare ('Keith Bostic' the programmer has no birth date; 'Keith Bostic
         (American football)' has): one more read, once a subject."""
         if _attribute(self.q) not in ("birth", "death", "date", "population", "extent") \
-                or value(self.q, text, self.entities) is not None \
-                or subject in self.switched or "title" not in self.coll.fields:
+                or value(self.q, text, self.entities) is not None or subject in self.switched:
             return None
         ws = words(subject)
-        phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else (ws[0] if ws else "")
-        if not phrase:
-            return None
-        try:
-            res = self.coll.search(f"{phrase}[title]", k=5, ranker="bm25", strict=True)
-        except QueryError:
-            return None
-        for r in res.results:
-            if str(r.id) not in self.tried and words(r.title)[:len(ws)] == ws:
-                return str(r.id)
-        return None
+        return next((str(r.id) for r in _title_hits(self.coll, ws)
+                     if str(r.id) not in self.tried and words(r.title)[:len(ws)] == ws), None)
 
     def verdict(self) -> Verdict | None:
         names = list(self.doc_of)
@@ -728,18 +719,23 @@ class Comparison:
         return set(self.doc_of.values())
 
 
+def _title_hits(coll: Any, ws: list[str]) -> list[Any]:
+    """The best five documents with the words ``ws`` as a phrase in their title (none when
+    the collection has no title field)."""
+    if not ws or "title" not in coll.fields:
+        return []
+    phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
+    try:
+        return list(coll.search(f"{phrase}[title]", k=5, ranker="bm25", strict=True).results)
+    except QueryError:
+        return []
+
+
 def _titled(coll: Any, name: str) -> str | None:
     """The document titled ``name`` (its words), else the best one with it in its title."""
     ws = words(name)
-    if not ws or "title" not in coll.fields:
-        return None
-    phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
-    try:
-        res = coll.search(f"{phrase}[title]", k=5, ranker="bm25", strict=True)
-    except QueryError:
-        return None
-    exact = [r for r in res.results if words(r.title) == ws]
-    got = exact or list(res.results)
+    hits = _title_hits(coll, ws)
+    got = [r for r in hits if words(r.title) == ws] or hits
     return str(got[0].id) if got else None
 
 

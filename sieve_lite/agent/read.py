@@ -548,8 +548,13 @@ def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
     if not any(named):
         return cands
     return [c if is_named or c.kind not in ("entity", "place", "phrase", "person", "named")
-            else replace(c, prior=round(c.prior * NOT_NAMED, 4))
-            for c, is_named in zip(cands, named, strict=True)]
+            else _fits_less(c) for c, is_named in zip(cands, named, strict=True)]
+
+
+def _fits_less(c: Candidate) -> Candidate:
+    """A candidate beside one the engine knows is of the kind asked (a name that ends in the
+    noun asked, a life fact): its prior times ``NOT_NAMED``."""
+    return replace(c, prior=round(c.prior * NOT_NAMED, 4))
 
 
 def _names_asked(q: Question, text: str) -> bool:
@@ -647,8 +652,7 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
             keep = [where, *keep[: max(0, shown - 1)]]
         rivals = ("date", "number") if fact.kind == "date" else \
             ("place", "entity", "named", "phrase", "person")
-        cands = [fact, *(c if c.kind not in rivals else
-                         replace(c, prior=round(c.prior * NOT_NAMED, 4))
+        cands = [fact, *(_fits_less(c) if c.kind in rivals else c
                          for c in cands if c.text != fact.text)]
     return Reading(label, keep, cands[: MAX_CANDIDATES * 2])
 
