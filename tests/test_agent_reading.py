@@ -368,6 +368,119 @@ def test_the_person_a_film_names_in_a_role() -> None:
     assert related_name("Dawn is a short film.", "director", None) == ""
 
 
+def test_the_name_prose_gives_in_a_role() -> None:
+    from sieve_lite.agent.roles import said_in_role
+
+    # names the entity model misses: after '<verb> by', past what the person is
+    assert said_in_role("Harbour Lights is an HBO documentary film directed by Mirela "
+                        "Dunca.", "director") == ["Mirela Dunca"]
+    assert said_in_role('"Tin Roof" is a song by American rapper 4 Corners from his second '
+                        "album.", "performer") == ["4 Corners"]
+    assert said_in_role("Low Tide is a 2000 house song by Étienne Valère. The track sold "
+                        "well.", "performer") == ["Étienne Valère"]
+    # a list of the songs' recorders keeps its order; a clause's capital word ends the name
+    assert said_in_role("It was recorded by Ada Lind and Bo Strand in 1951.",
+                        "performer")[:1] == ["Ada Lind"]
+    # parents: the father named first, the mother second; one named alone is no mother
+    text = ("Gerold was the youngest son of Godric I, Count of Varn, and Mette Holm, "
+            "daughter of Harald, Duke of Sund.")
+    assert said_in_role(text, "father")[0] == "Godric I, Count of Varn"
+    assert said_in_role(text, "mother") == ["Mette Holm"]
+    # a title may hold 'and': both readings are leads, the whole first
+    text = "Aimery was the son of Simon de Val, 5th Earl of Lees and Alis de Mont, and more."
+    assert said_in_role(text, "father") == ["Simon de Val, 5th Earl of Lees and Alis de Mont",
+                                            "Simon de Val, 5th Earl of Lees"]
+    assert said_in_role(text, "mother") == ["Alis de Mont"]
+    assert said_in_role("In 1794 she married Louis the Mild.", "husband") == ["Louis the Mild"]
+    assert said_in_role("Dawn is a short film.", "director") == []
+
+
+def test_a_bridge_takes_the_name_said_in_the_role(tmp_path: Path) -> None:
+    db = _collection(tmp_path, "2wiki", [
+        {"title": "Harbour Lights (film)", "text": "Harbour Lights is an HBO documentary film "
+         "directed by Mirela Dunca."},
+        {"title": "Mirela Dunca", "text": "Mirela Dunca (born 1970) is a film maker, the "
+         "daughter of Petra Dunca."},
+        {"title": "Tin Roof (song)", "text": '"Tin Roof" is a song by American rapper Cody '
+         "Vane, produced by Lee Marr."},
+        {"title": "Cody Vane", "text": "Cody Vane (born 1989) is a rapper born in Dayton."},
+        {"title": "Lee Marr", "text": "Lee Marr is a record producer."},
+    ])
+    with sieve_lite.open(db) as coll:
+        b = Bridge(coll, "Who is the mother of the director of film Harbour Lights (Film)?",
+                   nlp())
+        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        assert b.path[-1] == "Mirela Dunca"
+        # the qualifier names the performer: he may fill the role all the same
+        b = Bridge(coll, "Where was the performer of song Tin Roof (Cody Vane Song) born?",
+                   nlp())
+        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        assert b.path[-1] == "Cody Vane"
+        # 'the place of birth of the performer': his own page says where he was born (a
+        # life fact), so the bridge ends there and asks it of him
+        q = "What is the place of birth of the performer of song Tin Roof (Cody Vane Song)?"
+        b = Bridge(coll, q, nlp())
+        assert [h.role for h in b.hops] == ["performer"]
+        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        assert b.answer_doc == "Cody Vane"
+        assert b.question() == "What is the place of birth of Cody Vane?"
+        text = coll.document(b.answer_doc)["sections"][0]["text"]
+        got = read_for(b.question(), text, (b.answer_doc, "(intro)"), lambda _w: 1.0,
+                       use_nlp=False)
+        assert (got.candidates[0].text, got.candidates[0].prior) == ("Dayton", 1.0)
+
+
+def test_a_bridge_goes_through_a_work_the_question_describes(tmp_path: Path) -> None:
+    db = _collection(tmp_path, "hotpotqa", [
+        {"title": "Tam Ruddle", "text": "Tam Ruddle (born 2001) is an Australian actor. He "
+         'acted as Dylan in "Paper Kites", and as Tyler in the film "The Call".'},
+        {"title": "The Call (2015 film)", "text": "The Call is a 2015 horror film written and "
+         "directed by Nils Orrin."},
+        {"title": "Paper Kites (film)", "text": "Paper Kites is a 2014 family film directed "
+         "by Rob Wey."},
+        {"title": "Morning Tide", "text": "Morning Tide is a British comedy film that stars "
+         "Irish actor Colm Reddan."},
+        {"title": "Colm Reddan", "text": "Colm Reddan is an Irish actor."},
+    ])
+    with sieve_lite.open(db) as coll:
+        # a work after the entity, tied by a participle: its title is what the text quotes
+        # next to what the question says (Tyler), and the question is then about it
+        q = "Tam Ruddle plays Tyler in a film directed by which famous director?"
+        assert [(h.role, h.kind) for h in relations(q, "Tam Ruddle")] == [("film", "work")]
+        b = Bridge(coll, q, nlp())
+        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        assert b.answer_doc == "The Call (2015 film)"
+        assert b.question() == "The Call was directed by which famous director?"
+        # what the entity itself is ('is a ... film that') is no role of it; a work's noun
+        # right before its title names its kind
+        assert [h.role for h in relations("Morning Tide is a British comedy film that stars "
+                                          "an actor who was born where?", "Morning Tide")] \
+            == ["actor"]
+        assert relations("Which country the director of film Paper Kites is from?",
+                         "Paper Kites")[0].role == "director"
+    # a role before the entity with a relative clause: the clause's verb goes with it
+    with sieve_lite.open(db) as coll:
+        b = Bridge(coll, "Who directed the 2015 film in which Tam Ruddle appeared?", nlp())
+        assert [h.role for h in b.hops] == ["film"]
+        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        assert b.named and b.question() == f"Who directed {b.named}?"
+
+
+def test_a_bridge_starts_at_the_page_about_the_question(tmp_path: Path) -> None:
+    db = _collection(tmp_path, "hotpotqa", [
+        {"title": "The Long Field (film)", "text": "The Long Field is a 1999 crime film."},
+        {"title": "The Long Field (Garden Time)", "text": '"The Long Field" is an episode of '
+         "Garden Time; its guest stars include Ben Tully."},
+        {"title": "Ben Tully", "text": "Ben Tully is an actor, the younger brother of Sam "
+         "Tully."},
+    ])
+    with sieve_lite.open(db) as coll:
+        # of two pages so titled, the one with the question's other words
+        assert entity(coll, "Who is the younger brother of the guest stars of the episode "
+                            "The Long Field?") == ("The Long Field",
+                                                   "The Long Field (Garden Time)")
+
+
 def test_when_and_where_a_life_began_and_ended() -> None:
     from sieve_lite.agent.lives import asked_fact, life_date, life_place
 
@@ -657,7 +770,8 @@ def test_a_bridge_goes_through_the_role_the_question_names(wiki: Path) -> None:
         assert entity(coll, q) == ("The Merry Monahans", "The Merry Monahans")
         assert [h.role for h in relations(q, "The Merry Monahans")] == ["composer"]
         deep = "Where was the place of death of the director of film A Rare Bird?"
-        assert [h.role for h in relations(deep, "A Rare Bird")] == ["director", "place"]
+        # (the place of death is then read off the director's own page, a life fact)
+        assert [h.role for h in relations(deep, "A Rare Bird")] == ["director"]
         # 'the village of X' names X's kind, not a role; a question with no entity: no bridge
         assert not Bridge(coll, "Where is the village of Marufabad?", None)
         assert not Bridge(coll, "Who wrote about volcanoes?", None)

@@ -26,8 +26,10 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
+from .lives import asked_fact
 from .queries import titled as titled_doc
 from .question import STOPWORDS, Question, analyze
+from .roles import said_in_role
 
 PERSON_ROLES = frozenset("""
 director directors composer performer singer author writer producer father mother parent
@@ -49,8 +51,11 @@ VENUE_ROLES = frozenset("arena stadium venue ground ballpark theatre theater hal
 ORG_ROLES = frozenset("""
 company team university school college club band party association organization
 organisation network label league agency firm studio channel station church institution
-museum group corporation airline chain retailer manufacturer brand
+museum group corporation airline chain retailer manufacturer brand unit
 """.split())
+# A work is named by its title, which prose quotes ('as Tyler in the film "The Visit"')
+WORK_ROLES = frozenset("""film movie album song single series show novel book game opera
+musical magazine newspaper episode documentary sitcom franchise""".split())
 # An event is named like one, or like the body that holds it ('the Battle of Adwa')
 EVENT_ROLES = frozenset("""battle war siege campaign tournament championship festival election
 """.split())
@@ -61,12 +66,18 @@ area continent
 """.split())
 _KIND_OF = {**{r: "person" for r in PERSON_ROLES}, **{r: "place" for r in PLACE_ROLES},
             **{r: "org" for r in ORG_ROLES}, **{r: "venue" for r in VENUE_ROLES},
-            **{r: "event" for r in EVENT_ROLES}}
+            **{r: "event" for r in EVENT_ROLES}, **{r: "work" for r in WORK_ROLES}}
 _LABELS = {"person": ("PERSON",), "place": ("GPE", "LOC", "FAC"),
            "org": ("ORG", "NORP", "FAC"), "venue": ("FAC", "ORG", "LOC"),
-           "event": ("EVENT", "ORG", "FAC")}
+           "event": ("EVENT", "ORG", "FAC"), "work": ("WORK_OF_ART", "PRODUCT", "EVENT")}
 # Words between a role and the entity ('the composer of film X', 'the country where X is').
 _LINK = r"(?:\s+(?:of|where|in|which|that|who|whose|containing|for|from|at|with)\b)"
+# A participle that ties a role after the entity to what is asked ('directed by', 'founded in').
+_PARTICIPLE = (r"(?:\w+ed|written|sung|made|run|held|built|known|shot|drawn|sold|won|begun)"
+               r"\s+(?:by|in|at|for|on|from|with)\b")
+# What the entity itself is ('About Time is a British comedy film that ...'): no role of it.
+_IS_A = re.compile(r"\s*(?:is|was|are|were)\s+(?:a|an|the)\s+"
+                   r"(?:(?!(?:at|in|of|by|for|from|with|on|to|and)\b)[\w-]+\s+){0,4}")
 
 
 @dataclass(frozen=True)
@@ -87,7 +98,7 @@ def entity(coll: Any, q: Question | str) -> tuple[str, str] | None:
         return None
     # a possessive ends a name ("Princess Feodora Of Denmark's father")
     toks = re.findall(r"[\w][\w.&-]*(?:['’](?!s\b)[\w.&-]+)*", q.text)
-    best: tuple[int, str, str] | None = None
+    best: tuple[int, str, str, list[str]] | None = None
     for n in range(min(10, len(toks)), 0, -1):
         for i in range(len(toks) - n + 1):
             run = toks[i:i + n]
@@ -98,9 +109,12 @@ def entity(coll: Any, q: Question | str) -> tuple[str, str] | None:
                 continue
             doc = titled_doc(coll, ws)
             if doc is not None and (best is None or n > best[0]):
-                best = (n, " ".join(run), doc)
+                best = (n, " ".join(run), doc, ws)
         if best is not None:
-            return best[1], best[2]
+            # of several pages so titled ('The Hard Easy (film)', 'The Hard Easy (Adventure
+            # Time)'), the one about the question's other words ('episode', 'guest stars')
+            about = [w for w in q.content if w not in best[3] and w not in ("and", "or", "not")]
+            return best[1], (titled_doc(coll, best[3], about) if about else None) or best[2]
     return None
 
 
@@ -150,15 +164,31 @@ def relations(q: Question | str, name: str) -> list[Hop]:
     for said, role in reversed(found):
         if "of birth" in said:
             role = "birthplace"
+        elif "of death" in said:
+            role = "deathplace"
         hops.append(_hop(role, q, low, name))
+    if len(hops) > 1 and hops[-1].role in ("birthplace", "deathplace") and asked_fact(q):
+        # 'What is the place of birth of the performer of song X?': the performer's own page
+        # says where he was born (a life fact), the place's page does not say it of him
+        hops.pop()
     if not hops:
         # 'X was a professor at a university that is located in what city?', 'X was written
         # by an Italian physicist who has worked in France since what year?': a role after
-        # the entity that a relative clause asks about
-        m = re.search(r"\b(\w+)\s+(?:that|which|who|whose|where)\b", after)
-        if m and _singular(m.group(1)) in _KIND_OF:
-            hops.append(_hop(_singular(m.group(1)), q, low, name))
+        # the entity that a relative clause asks about, or a participle ('X plays Tyler in a
+        # film directed by which director?', 'X was a raid by a unit founded in what year?')
+        m = next((m for m in re.finditer(r"\b(\w+)\s+(?:that|which|who|whose|where|"
+                                         + _PARTICIPLE + r")", after)
+                  if _singular(m.group(1)) in _KIND_OF
+                  and not _IS_A.fullmatch(after[:m.start(1)])), None)
+        if m:
+            hop = _hop(_singular(m.group(1)), q, low, name)
+            # what the question says between the entity and the role is what the text
+            # says next to the filler ('as Tyler in the film "The Visit"')
+            between = [w for w in words(after[:m.start()]) if w not in STOPWORDS] \
+                if hop.kind == "work" else []
+            hops.append(Hop(hop.role, hop.kind, tuple(dict.fromkeys([*hop.cues, *between]))))
     return hops[:3]
+
 
 
 def _through_parents(hops: list[Hop], q: Question, name: str) -> list[Hop]:
@@ -184,7 +214,8 @@ def _direct_role(before: str, after: str) -> tuple[str, str, int] | None:
     (the words said, the role, the tying clause's length), or None."""
     said = re.search(r"\b(\w+)\s+(?:the\s+)?$", before)
     tie = re.match(_TIE, after)
-    if said and tie and _singular(said.group(1)) in _KIND_OF:
+    # ('the film A Man Called Hero is from': a work's noun before its title names its kind)
+    if said and tie and _KIND_OF.get(_singular(said.group(1)), "work") != "work":
         return said.group(0), _singular(said.group(1)), tie.end()
     return None
 
@@ -237,8 +268,10 @@ _BESIDE = re.compile(r"\b(?:borders?|bordering|border with|(?:north|south|east|w
 
 
 def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[str]:
-    """Things of the hop's kind that ``text`` names, best first: those in the sentences
-    with the role's words (on their first five letters) first, nearest those words; a place
+    """Things of the hop's kind that ``text`` names, best first: for a person, the names
+    prose gives in the role (``roles.said_in_role``) first; then entities of the kind (for
+    a work, also the titles the text quotes), those in the sentences with the role's words
+    (on their first five letters) first, nearest those words; a place
     for 'country' / 'state' is the last one a sentence names ('... in Katsina State,
     Nigeria'). Names in ``exclude`` (the entity itself) are left out."""
     if entities is None:
@@ -247,29 +280,41 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
 
     stems = {c[:5] for c in hop.cues}
     scored: list[tuple[float, int, str]] = []
+    # the name said in the role ('directed by Alexandra Pelosi', 'the daughter of Drusus
+    # Julius Caesar and Livilla'): the entity model misses many such names
+    for j, name in enumerate(said_in_role(text, hop.role) if hop.kind == "person" else ()):
+        if " ".join(words(name)) not in exclude:
+            scored.append((10.0 - 0.01 * j, 0, name))
     for si, sentence in enumerate(split_sentences(text)[:12]):
         doc = entities(sentence)
         # 'Maharashtra state' (tagged an organisation) says it is a state
-        ents = [e for e in doc.ents if e.label_ in _LABELS[hop.kind]
+        ents = [(e.text, e.start_char, e.end_char) for e in doc.ents
+                if e.label_ in _LABELS[hop.kind]
                 or (len(e) > 1 and e[-1].lower_ == hop.role and hop.kind == "place")]
+        if hop.kind == "work":
+            # a work's title is what prose quotes ('in the film "The Visit"')
+            ents += [(m.group(1), m.start(1), m.end(1))
+                     for m in re.finditer(r'(?:^|(?<=[\s(]))"(\w[^"\n]{0,79}?)"(?!\w)', sentence)]
+            ents.sort(key=lambda e: e[1])
         if not ents:
             continue
         marks = [t.idx for t in doc if t.lower_[:5] in stems]
-        for j, e in enumerate(ents):
-            name = re.sub(r"^(?:the|a|an)\s+", "", e.text, flags=re.I)
+        for j, (span, start, end) in enumerate(ents):
+            # ('The Visit' is a film's whole title, 'the United States' is not a place's)
+            name = span if hop.kind == "work" else re.sub(r"^(?:the|a|an)\s+", "", span,
+                                                            flags=re.I)
             if " ".join(words(name)) in exclude:
                 continue
             if marks:
                 # a mark inside the name ('Maharashtra state') is as near as can be
-                dist = min(0 if e.start_char <= m < e.end_char else abs(e.start_char - m)
-                           for m in marks)
+                dist = min(0 if start <= m < end else abs(start - m) for m in marks)
                 score = 2.0 + 1.0 / (1 + dist / 30)
             else:
                 score = 1.0 / (1 + si)
             said = any(doc.text[m:m + 5].lower() == hop.role[:5] for m in marks)
             if hop.role in ("country", "nation", "state") and j == len(ents) - 1 and not said:
                 score += 0.5  # a country is named last ('Maharashtra state, India' says which)
-            if _BESIDE.search(sentence[max(0, e.start_char - 30):e.start_char]):
+            if _BESIDE.search(sentence[max(0, start - 30):start]):
                 score -= 1.0  # a place it borders, or lies north of, is not where it is
             scored.append((score, -si, name))
             if name.lower().endswith(" " + hop.role):
@@ -358,7 +403,9 @@ class Bridge:
         # (the sibling of the performer of Decade is not Neil Young)
         exclude = {" ".join(words(self.name))} | {" ".join(words(d)) for d in self.path} | \
             {" ".join(words(n)) for n in self.fillers}
-        asked = set(self.q.words)
+        # (a qualifier in parentheses says which page: 'Damage (Pharoahe Monch Song)' names
+        # the song's performer, and he may well fill the role)
+        asked = set(words(re.sub(r"\([^()]*\)", " ", self.q.text)))
         # a name the question itself says ('the woman who portrayed Corliss Archer') is
         # what the role is about, not who fills it
         names = [n for n in bridge_name(text, hop, self.entities, exclude)
@@ -421,6 +468,11 @@ class Bridge:
         if span is None:
             return text
         at, end = span
+        # the name's qualifier goes with it ('Damage (X Song)', 'Tin Roof (Y Song)')
+        if text[end:end + 1] == ")" and text[at:end].count("(") > text[at:end].count(")"):
+            end += 1
+        elif qualifier := re.match(r"\s*\([^()]*\)", text[end:]):
+            end += qualifier.end()
         # "X's father", "X's main director" (the role right after the possessive first:
         # "X's father born?" is not the role 'born')
         tail = next((m for m in (re.match(r"['’]s?\s+(\w+)(?:\s+of\s+birth)?", low[end:]),
@@ -431,7 +483,8 @@ class Bridge:
         elif direct := _direct_role(low[:at], low[end:]):
             end += direct[2]  # 'the country Signmark is from': the tying clause goes too
         roles = [m for h in self.hops
-                 for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?(?:{re.escape(h.role)}s?"
+                 for m in re.finditer(rf"\b(?:(?:the|a|an)\s+)?(?:\d{{4}}\s+)?"
+                                      rf"(?:{re.escape(h.role)}s?"
                                       rf"{'|place of birth' if h.role == 'birthplace' else ''})"
                                       rf"\b", low[:at])]
         if not roles and end == span[1]:
@@ -439,10 +492,19 @@ class Bridge:
             # ('... at a university that is located in what city?' -> 'Columbia University
             # is located in what city?')
             last = re.escape(self.hops[-1].role)
-            clause = re.search(rf"\b{last}s?\s+(?:that|which|who)\s+(.+)$", text[end:], re.I)
-            return f"{self.named} {clause.group(1)}" if clause else text
+            clause = re.search(rf"\b{last}s?\s+(?:(?:that|which|who)\s+(.+)|"
+                               rf"({_PARTICIPLE}.+))$", text[end:], re.I)
+            if clause is None:
+                return text
+            return f"{self.named} {clause.group(1) or 'was ' + clause.group(2)}"
         start = min((m.start() for m in roles), default=at)
-        return f"{text[:start]}{self.named}{text[end:]}"
+        rest = text[end:]
+        # 'the 1940 film in which X appeared?': the relative clause's last word or two go
+        # with the role it is about
+        if re.search(r"\b(?:which|that|whom|who)\b", low[start:at]) and \
+                re.fullmatch(r"\s*\w+(?:\s+\w+)?\s*\?", rest):
+            rest = "?"
+        return f"{text[:start]}{self.named}{rest}"
 
     @property
     def answer(self) -> str:

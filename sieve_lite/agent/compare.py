@@ -38,6 +38,7 @@ from .lives import When, dates_in, life_date
 from .places import WITHIN, demonyms, nation, place, places_in, provinces
 from .queries import titled
 from .question import STOPWORDS, Question, analyze
+from .roles import said_in_role
 
 _BIRTH = ("born", "birth", "older", "oldest", "younger", "youngest", "age")
 _DEATH = ("died", "death", "dead", "die")
@@ -461,22 +462,17 @@ _NAME = _INITIAL_OR_WORD + r"(?:\s+(?:(?:van|von|de|del|da|di|der|den|la|le|du|b
 
 def related_name(text: str, role: str, entities: Any) -> str:
     """The person ``text`` names in ``role`` ('directed by Marcos Siega' for 'director'):
-    the capitalised name after '<role verb> by' ('a film by' for a director), else (with
-    spaCy's ``entities``) the person nearest after a word sharing the role's first five
-    letters, else the nearest before it; '' when there is none."""
+    the name the text gives in that role (``roles.said_in_role``: 'directed by', 'a film
+    by'), else (with spaCy's ``entities``) the person nearest after a word sharing the
+    role's first five letters, else the nearest before it; '' when there is none."""
     if not role:
         return ""
     stem = role[:5].lower()
     # 'directed by Ertem Eğilmez' (a name the entity model may not know), 'a drama film by
     # Santosh Sivan' (a film's maker is its director), anywhere in the text
-    cue = rf"\b(?i:{re.escape(stem)}\w*|written)" if stem == "write" else \
-        rf"\b(?i:{re.escape(stem)}\w*)"
-    if stem == "direc":
-        cue = rf"(?:{cue}|\b(?:film|movie))"
-    # ... the last of a list of roles counts for each ('produced, co-written and directed by')
-    m = re.search(cue + r"(?:(?:,|,?\s+and)\s+[a-z-]+)*\s+by\s+(" + _NAME + ")", text)
-    if m:
-        return m.group(1)
+    said = said_in_role(text, role)
+    if said:
+        return said[0]
     if entities is None:
         return ""
     doc = entities(" ".join(text.split()[:150]))

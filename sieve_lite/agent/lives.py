@@ -126,8 +126,9 @@ def life_place(text: str, which: str) -> tuple[str, int] | None:
 # place of death of X?' ('Where was the place of burial ...' is not a life fact)
 _WHEN_WHERE = re.compile(r"^\s*(when|where)\s+(?:was|is|did|does)\s+(?:the\s+place\s+of\s+"
                          r"(birth|death)\s+of\s+)?(.+?)\s+(born|died|die)?\s*\??\s*$", re.I)
-_OF_LIFE = re.compile(r"^\s*(?:what|when|where|which)\b.*?\b(date|year|place|city|town|"
-                      r"country)\s+of\s+(birth|death)\s+of\s+(.+?)\s*\??\s*$", re.I)
+_OF_LIFE = re.compile(r"^\s*(?:what|when|where|which)\b.*?\b(?:(date|year|place|city|town|"
+                      r"country)\s+of\s+(birth|death)|(birth)(place))\s+of\s+(.+?)\s*\??\s*$",
+                      re.I)
 # words a person's name may hold in lower case ('Prince Harald of Denmark')
 _PARTICLES = frozenset("of the de del der di da von van la le du al bin".split())
 
@@ -167,8 +168,9 @@ def asked_fact(q: Question) -> Fact | None:
         return Fact(which, "date" if m.group(1).lower() == "when" else "place", m.group(3))
     m = _OF_LIFE.match(q.text)
     if m:
-        what = "date" if m.group(1).lower() in ("date", "year") else "place"
-        return Fact(m.group(2).lower(), what, m.group(3))
+        noun, which = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        what = "date" if noun.lower() in ("date", "year") else "place"
+        return Fact(which.lower(), what, m.group(5))
     return None
 
 
