@@ -27,6 +27,7 @@ from typing import Any
 from ..errors import QueryError
 from ..words import words
 from .lives import asked_fact
+from .queries import search_words
 from .queries import titled as titled_doc
 from .question import STOPWORDS, Question, analyze
 from .roles import said_in_role
@@ -113,7 +114,7 @@ def entity(coll: Any, q: Question | str) -> tuple[str, str] | None:
         if best is not None:
             # of several pages so titled ('The Hard Easy (film)', 'The Hard Easy (Adventure
             # Time)'), the one about the question's other words ('episode', 'guest stars')
-            about = [w for w in q.content if w not in best[3] and w not in ("and", "or", "not")]
+            about = search_words(q, best[3])
             return best[1], (titled_doc(coll, best[3], about) if about else None) or best[2]
     return None
 
@@ -188,7 +189,6 @@ def relations(q: Question | str, name: str) -> list[Hop]:
                 if hop.kind == "work" else []
             hops.append(Hop(hop.role, hop.kind, tuple(dict.fromkeys([*hop.cues, *between]))))
     return hops[:3]
-
 
 
 def _through_parents(hops: list[Hop], q: Question, name: str) -> list[Hop]:
@@ -431,7 +431,7 @@ class Bridge:
         if not ws:
             return None
         own = set(words(self.name)) | set(ws)
-        rest = [w for w in self.q.content if w not in own and w not in ("and", "or", "not")]
+        rest = search_words(self.q, own)
         # of several documents so titled, the one about what is asked, not about the path
         # ('Kansas' on its congressional districts, not its area, for 'The state where
         # Henry Worrall died has how many congressional districts?')

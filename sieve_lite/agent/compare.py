@@ -36,7 +36,7 @@ from ..errors import QueryError
 from ..words import words
 from .lives import When, dates_in, life_date
 from .places import WITHIN, demonyms, nation, place, places_in, provinces
-from .queries import titled
+from .queries import search_words, titled
 from .question import STOPWORDS, Question, analyze
 from .roles import said_in_role
 
@@ -389,7 +389,7 @@ def _found(coll: Any, q: Question) -> list[tuple[str, str, str, bool]]:
             continue
         phrase = f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
         if "title" in coll.fields:
-            about = [w for w in q.content if w not in ws and w not in ("and", "or", "not")]
+            about = search_words(q, ws)
             doc = titled(coll, ws, about, set(q.words) - STOPWORDS)
             if doc is not None:
                 out.append((name, doc, f"{phrase}[title]", False))
@@ -451,13 +451,6 @@ def relation(q: Question | str) -> str:
     if m and m.group(1).lower() not in _NOT_RELATIONS and m.group(1).lower() not in STOPWORDS:
         return m.group(1).lower()
     return ""
-
-
-# a person's name: two to five capitalised words, a particle between them ('Luis César
-# Amadori', 'Ludwig van Beethoven', 'Mary Ann Evans')
-_INITIAL_OR_WORD = r"[A-Z](?:\.|[\w'’-]+)"   # 'J.' or 'Sivan' ('Sivan.' ends a sentence)
-_NAME = _INITIAL_OR_WORD + r"(?:\s+(?:(?:van|von|de|del|da|di|der|den|la|le|du|bin|al)\s+)?" \
-    + _INITIAL_OR_WORD + r"){1,4}"
 
 
 def related_name(text: str, role: str, entities: Any) -> str:

@@ -42,7 +42,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
-from .queries import doc_freq
+from .queries import OPERATORS, doc_freq, search_words
 from .question import MONTHS, STOPWORDS, Question, analyze
 
 # How sure a kind of clause is to hold for the document asked about (ties between plans).
@@ -176,7 +176,7 @@ def ranked_ids(coll: Any, question: str | Question, k: int = 5, within: str = ""
     planner's selections are checked against. A selection none of whose documents the
     ranker rates is a coincidence of words, not the document asked about."""
     q = analyze(question)
-    ws = [w for w in q.content if w not in ("and", "or", "not")]
+    ws = search_words(q)
     if not ws:
         return []
     query = " OR ".join(ws)
@@ -293,7 +293,7 @@ def title_words(coll: Any, question: str | Question, inside: set[str] = frozense
     q = analyze(question)
     terms: dict[str, float] = {}
     for w in q.content:
-        if w in _FORM_WORDS or w in inside or w in ("and", "or", "not") or len(w) < 2 \
+        if w in _FORM_WORDS or w in inside or w in OPERATORS or len(w) < 2 \
                 or w.isdigit():
             continue
         t, df = _title_term(coll, w)
@@ -336,7 +336,7 @@ def conjunction_words(coll: Any, question: str | Question, inside: set[str]
     select, rank = [], []
     asked = q.target.nouns  # 'Which PEP ...': the kind of thing asked for selects nothing
     for w in q.content:
-        if w in _FORM_WORDS or w in inside or w in ("and", "or", "not"):
+        if w in _FORM_WORDS or w in inside or w in OPERATORS:
             continue
         if not w.isdigit() and len(w) < 2:
             continue

@@ -15,12 +15,13 @@ from its own vocabulary (document frequencies), and names from capitalisation.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import QueryError
 from ..words import words
-from .question import MONTHS, STOPWORDS, analyze
+from .question import MONTHS, STOPWORDS, Question, analyze
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,16 @@ def _dates(question: str) -> list[str]:
     """BQL date values the question names: 'December 2023' -> 2023-12, '2012' -> 2012 (the
     months and years of ``Question.dates``; ranges are the planner's)."""
     return [d.value for d in analyze(question).dates if re.fullmatch(r"\d{4}(-\d\d)?", d.value)]
+
+
+# BQL's own operators: a question's 'and' / 'or' / 'not' cannot be searched as words.
+OPERATORS = frozenset({"and", "or", "not"})
+
+
+def search_words(q: Question | str, leave: Collection[str] = ()) -> list[str]:
+    """The question's content words a query can hold, in order: not BQL's operators, nor
+    the words in ``leave`` (a name already searched for, say)."""
+    return [w for w in analyze(q).content if w not in OPERATORS and w not in leave]
 
 
 def doc_freq(coll: Any, word: str) -> int:
@@ -169,5 +180,5 @@ def plain(query: str) -> str:
     return " ".join(words(query))
 
 
-__all__ = ["MONTHS", "STOPWORDS", "Suggestion", "candidates", "content_words", "doc_freq", "plain",
-           "suggest", "titled"]
+__all__ = ["MONTHS", "OPERATORS", "STOPWORDS", "Suggestion", "candidates", "content_words",
+           "doc_freq", "plain", "search_words", "suggest", "titled"]
