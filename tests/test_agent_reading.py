@@ -393,6 +393,9 @@ def test_the_name_prose_gives_in_a_role() -> None:
     assert said_in_role(text, "mother") == ["Alis de Mont"]
     assert said_in_role("In 1794 she married Louis the Mild.", "husband") == ["Louis the Mild"]
     assert said_in_role("Dawn is a short film.", "director") == []
+    # the role's words opening a sentence, in any of their forms (not only the first)
+    assert said_in_role("Dawn is a short film. Music by Ines Marr.", "composer") == \
+        ["Ines Marr"]
 
 
 def test_a_bridge_takes_the_name_said_in_the_role(tmp_path: Path) -> None:
@@ -947,6 +950,40 @@ def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:
     text = "Shringarpur is a small village in Ratnagiri district, Maharashtra state, India."
     # the text says which; 'Maharashtra state' is tried as a title, then 'Maharashtra'
     assert bridge_name(text, state, nlp(), set())[:2] == ["Maharashtra state", "Maharashtra"]
+
+
+def test_the_words_that_tie_a_role_to_the_entity_find_its_filler() -> None:
+    from sieve_lite.agent.bridge import bridge_name
+
+    # a relative clause between the role and the entity: the rest of the clause is what the
+    # text says next to the filler, not the role's own noun
+    q = ("The organization that Marta Velicu chaired for two terms as president was founded "
+         "in what year?")
+    hop = relations(q, "Marta Velicu")[0]
+    assert hop.role == "organization" and {"chaired", "terms", "president"} <= set(hop.cues)
+    assert "founded" not in hop.cues  # the main clause asks; it ties nothing
+    text = ("Marta Velicu was a Romanian diplomat, a member of the Liberal Union. She chaired "
+            "two terms as president of the Assembly of the Danube Commission.")
+    names = bridge_name(text, hop, nlp(), {"marta velicu"})
+    # the body of another body may be the page there is: both are tried, the whole first
+    assert names[:2] == ["Assembly of the Danube Commission", "Danube Commission"]
+    # the words between the entity and a role after it
+    hop = relations("Ivo Prenta held a heavyweight title by an organization recognized by "
+                    "which museum?", "Ivo Prenta")[0]
+    assert {"held", "heavyweight", "title"} <= set(hop.cues)
+    # a role and its entity in one short question: no clause to take
+    assert relations("Where was the director of film Paper Kites born?",
+                     "Paper Kites")[0].cues[:2] == ("director", "film")
+
+
+def test_a_name_that_holds_the_noun_asked_names_a_thing_of_that_kind() -> None:
+    # 'World War II' for 'which war': sharing the asked noun does not make it the
+    # question's own words (it did: the name ranked below 'stone cross')
+    q = analyze("The Brenmoor Memorial commemorates the fallen of which war?")
+    text = ("The Brenmoor Memorial is a stone cross in Kent. It commemorates the men of the "
+            "parish who fell in World War II, and was unveiled by Lord Ash.")
+    reading = read_for(q, text, ("Brenmoor Memorial", "(intro)"), lambda _w: 1.0)
+    assert "World War II" in [c.text for c in reading.candidates[:2]]
 
 
 def test_a_name_of_the_kind_asked_for_is_preferred() -> None:

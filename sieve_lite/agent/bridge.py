@@ -257,10 +257,40 @@ def _hop(role: str, q: Question, low: str, name: str) -> Hop:
     own = set(words(name))
     cue = [w for w in words(near.group(0)) if w not in STOPWORDS and w not in own] \
         if near else [role]
+    if near and span:
+        tie = [w for w in _tie_words(low, near.start(), near.start() + len(role), span)
+               if w not in STOPWORDS and w not in own]
+        cue += tie if len(tie) <= MAX_TIE_WORDS else []  # (more is no one clause)
     if role == "birthplace":
         cue += ["born", "birth"]
     cue += _SAID_AS.get(role, [])
     return Hop(role, _KIND_OF.get(role, "place"), tuple(dict.fromkeys([role, *cue])))
+
+
+# The words that tie a role to the entity: what stands between them ('an organization
+# recognized by', 'the voice of Lara Croft in a video game'), and, when a relative clause
+# opens between a role and the entity after it, the rest of that clause ('the organization
+# that X served two terms as president was founded ...', 'the band that X played drums
+# for'). The text says them next to the role's filler.
+_RELATIVE = re.compile(r"\b(?:that|which|who|whom|whose|where)\b")
+_CLAUSE_END = re.compile(r"\b(?:is|was|are|were|has|have|had|did|does|do|will|can)\b|[,;?]")
+MAX_TIE_WORDS = 6
+
+
+def _tie_words(low: str, start: int, end: int, span: tuple[int, int]) -> list[str]:
+    """The question's words that tie the role said at ``low[start:end]`` to the entity at
+    ``span`` (see above)."""
+    if end <= span[0]:
+        between = low[end:span[0]]
+        tie = words(between)
+        if _RELATIVE.search(between):
+            stop = _CLAUSE_END.search(low, span[1])
+            tie += words(low[span[1]: stop.start() if stop else len(low)])
+    elif start >= span[1]:
+        tie = words(low[span[1]:start])
+    else:
+        return []
+    return tie
 
 
 _BESIDE = re.compile(r"\b(?:borders?|bordering|border with|(?:north|south|east|west)(?:ern)?\s+of|"
@@ -320,6 +350,11 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
             if name.lower().endswith(" " + hop.role):
                 # ... titled 'Katsina State', or just 'Maharashtra'
                 scored.append((score - 0.01, -si, name[: -len(hop.role) - 1]))
+            owner = re.search(r"\bof (?:the )?([A-Z][^()]*)$", name)
+            if owner and hop.kind in ("org", "event"):
+                # 'the General Assembly of the League of Nations': a body of another, which
+                # may be the page there is
+                scored.append((score - 0.02, -si, owner.group(1)))
     scored.sort(reverse=True)
     return list(dict.fromkeys(name for _s, _i, name in scored))
 

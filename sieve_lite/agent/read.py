@@ -494,9 +494,12 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),
             # makes a candidate less likely the answer; but not the noun asked for: 'What
             # kind of quotes ...' is answered by 'triple double quotes', and such a
-            # phrase names a thing of the asked kind
+            # phrase names a thing of the asked kind, as does a name that holds the noun
+            # ('World War II' for 'which war')
             headed = (len(ws) > 1 and any(_inflects(ws[-1], n) for n in q.target.nouns)) or \
-                any(_inflects(ws[0], n) for n in q.target.nouns - {q.target.head})
+                any(_inflects(ws[0], n) for n in q.target.nouns - {q.target.head}) or \
+                (len(ws) > 1 and text[:1].isupper() and text.split()[-1][:1].isupper()
+                 and any(_inflects(w, q.target.head) for w in ws[1:]))
             shared = set(ws) & split - STOPWORDS
             if headed:
                 shared = {x for x in shared if not any(_inflects(x, n) for n in q.target.nouns)}

@@ -73,9 +73,10 @@ def said_in_role(text: str, role: str) -> list[str]:
     if verbs:
         cue = rf"\b(?:{verbs})(?:(?:,|,?\s+and)\s+[a-z-]+)*\s+by\s+{_DESCRIBED}({NAME})"
         out += [m.group(1) for m in re.finditer(cue, text)]
-        # the role's verb at the start of a sentence ('Directed by ...')
+        # the role's words at the start of a sentence ('Directed by ...', 'Music by ...'),
+        # whichever of them
         out += [m.group(1) for m in re.finditer(
-            rf"(?:^|[.;]\s+)(?:{verbs.capitalize()})\s+by\s+({NAME})", text)]
+            rf"(?:^|[.;]\s+)(?i:{verbs})\s+by\s+({NAME})", text)]
     if role in _PARENTS:
         for m in re.finditer(rf"\b(?:son|daughter|child|children|sons|daughters)\s+of\s+"
                              rf"(?:the\s+[a-z]+\s+)?({NAME})(?:,?\s+and\s+(?:his\s+wife\s+)?"
