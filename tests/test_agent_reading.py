@@ -967,6 +967,11 @@ def test_the_words_that_tie_a_role_to_the_entity_find_its_filler() -> None:
     names = bridge_name(text, hop, nlp(), {"marta velicu"})
     # the body of another body may be the page there is: both are tried, the whole first
     assert names[:2] == ["Assembly of the Danube Commission", "Danube Commission"]
+    # ... but a place's one word is no body ('University of Kansas' is not 'Kansas')
+    uni = relations("The university that Ola Brenn taught at has how many students?",
+                    "Ola Brenn")[0]
+    assert "Kansas" not in bridge_name("Ola Brenn taught at the University of Kansas.", uni,
+                                       nlp(), {"ola brenn"})
     # the words between the entity and a role after it
     hop = relations("Ivo Prenta held a heavyweight title by an organization recognized by "
                     "which museum?", "Ivo Prenta")[0]

@@ -350,10 +350,10 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
             if name.lower().endswith(" " + hop.role):
                 # ... titled 'Katsina State', or just 'Maharashtra'
                 scored.append((score - 0.01, -si, name[: -len(hop.role) - 1]))
-            owner = re.search(r"\bof (?:the )?([A-Z][^()]*)$", name)
+            owner = re.search(r"\bof (?:the )?([A-Z][^()]*\s[^()]*)$", name)
             if owner and hop.kind in ("org", "event"):
                 # 'the General Assembly of the League of Nations': a body of another, which
-                # may be the page there is
+                # may be the page there is (not a place's one word: 'University of Kansas')
                 scored.append((score - 0.02, -si, owner.group(1)))
     scored.sort(reverse=True)
     return list(dict.fromkeys(name for _s, _i, name in scored))
