@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -398,6 +399,22 @@ def test_the_name_prose_gives_in_a_role() -> None:
         ["Ines Marr"]
 
 
+def _first_hop(coll: Any, q: str) -> Bridge:
+    """A bridge for ``q`` once its entity's first section is read."""
+    b = Bridge(coll, q, nlp())
+    b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+    return b
+
+
+def _answer_read(coll: Any, b: Bridge) -> tuple[str, float]:
+    """(text, prior) of the first candidate of the bridge's answer document, read for the
+    bridge's question about it."""
+    text = coll.document(b.answer_doc)["sections"][0]["text"]
+    top = read_for(b.question(), text, (b.answer_doc, "(intro)"), lambda _w: 1.0,
+                   use_nlp=False).candidates[0]
+    return top.text, top.prior
+
+
 def test_a_bridge_takes_the_name_said_in_the_role(tmp_path: Path) -> None:
     db = _collection(tmp_path, "2wiki", [
         {"title": "Harbour Lights (film)", "text": "Harbour Lights is an HBO documentary film "
@@ -410,27 +427,19 @@ def test_a_bridge_takes_the_name_said_in_the_role(tmp_path: Path) -> None:
         {"title": "Lee Marr", "text": "Lee Marr is a record producer."},
     ])
     with sieve_lite.open(db) as coll:
-        b = Bridge(coll, "Who is the mother of the director of film Harbour Lights (Film)?",
-                   nlp())
-        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        b = _first_hop(coll, "Who is the mother of the director of film Harbour Lights (Film)?")
         assert b.path[-1] == "Mirela Dunca"
         # the qualifier names the performer: he may fill the role all the same
-        b = Bridge(coll, "Where was the performer of song Tin Roof (Cody Vane Song) born?",
-                   nlp())
-        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        b = _first_hop(coll, "Where was the performer of song Tin Roof (Cody Vane Song) born?")
         assert b.path[-1] == "Cody Vane"
         # 'the place of birth of the performer': his own page says where he was born (a
         # life fact), so the bridge ends there and asks it of him
         q = "What is the place of birth of the performer of song Tin Roof (Cody Vane Song)?"
-        b = Bridge(coll, q, nlp())
+        b = _first_hop(coll, q)
         assert [h.role for h in b.hops] == ["performer"]
-        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
         assert b.answer_doc == "Cody Vane"
         assert b.question() == "What is the place of birth of Cody Vane?"
-        text = coll.document(b.answer_doc)["sections"][0]["text"]
-        got = read_for(b.question(), text, (b.answer_doc, "(intro)"), lambda _w: 1.0,
-                       use_nlp=False)
-        assert (got.candidates[0].text, got.candidates[0].prior) == ("Dayton", 1.0)
+        assert _answer_read(coll, b) == ("Dayton", 1.0)
 
 
 def test_a_bridge_goes_through_a_work_the_question_describes(tmp_path: Path) -> None:
@@ -450,8 +459,7 @@ def test_a_bridge_goes_through_a_work_the_question_describes(tmp_path: Path) -> 
         # next to what the question says (Tyler), and the question is then about it
         q = "Tam Ruddle plays Tyler in a film directed by which famous director?"
         assert [(h.role, h.kind) for h in relations(q, "Tam Ruddle")] == [("film", "work")]
-        b = Bridge(coll, q, nlp())
-        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        b = _first_hop(coll, q)
         assert b.answer_doc == "The Call (2015 film)"
         assert b.question() == "The Call was directed by which famous director?"
         # what the entity itself is ('is a ... film that') is no role of it; a work's noun
@@ -463,9 +471,8 @@ def test_a_bridge_goes_through_a_work_the_question_describes(tmp_path: Path) -> 
                          "Paper Kites")[0].role == "director"
     # a role before the entity with a relative clause: the clause's verb goes with it
     with sieve_lite.open(db) as coll:
-        b = Bridge(coll, "Who directed the 2015 film in which Tam Ruddle appeared?", nlp())
+        b = _first_hop(coll, "Who directed the 2015 film in which Tam Ruddle appeared?")
         assert [h.role for h in b.hops] == ["film"]
-        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
         assert b.named and b.question() == f"Who directed {b.named}?"
 
 
@@ -797,16 +804,12 @@ def test_a_possessive_role_is_replaced_by_the_name_it_leads_to(tmp_path: Path) -
     ])
     with sieve_lite.open(db) as coll:
         q = "When was Princess Ulla Of Lund's father born?"
-        b = Bridge(coll, q, nlp())
-        b.on_read(b.start, coll.document(b.start)["sections"][0]["text"])
+        b = _first_hop(coll, q)
         # 'X's father born?': the role is 'father', not the verb after it
         assert b.answer_doc == "Prince Arvid of Lund"
         assert b.question() == "When was Prince Arvid of Lund born?"
         # ... which the read of that page answers with its life span's first date
-        text = coll.document(b.answer_doc)["sections"][0]["text"]
-        got = read_for(b.question(), text, (b.answer_doc, "(intro)"), lambda _w: 1.0,
-                       use_nlp=False)
-        assert (got.candidates[0].text, got.candidates[0].prior) == ("8 October 1876", 1.0)
+        assert _answer_read(coll, b) == ("8 October 1876", 1.0)
 
 
 def test_a_bridge_finds_the_role_however_the_question_ties_it(wiki: Path) -> None:
