@@ -31,6 +31,7 @@ from sieve_lite.agent.read import (
     split_sentences,
 )
 from sieve_lite.agent.run import run_question
+from sieve_lite.agent.steps import NO_ANSWER
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -222,6 +223,9 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert covered.answer is not None and covered.answer.text == "c0"
     thin = decide(_cands(0.3, 0.1, coverage=0.8), [0.9, 0.1], "likelihood")
     assert thin.answer is None and "loosely" in thin.why
+    # ... but not on a hop, where the question's words are mostly about the document before
+    hop = decide(_cands(0.5, 0.1, coverage=0.8), [0.9, 0.1], "likelihood", relax_covered=False)
+    assert hop.answer is None and "loosely" in hop.why
     # a clear lead in the combined belief lowers it too, but not below CLEAR_MIN_PRIOR
     clear = decide(_cands(0.65, 0.9), [0.8, 0.15], "likelihood")
     assert clear.answer is not None and clear.answer.text == "c0"
@@ -1100,3 +1104,58 @@ def test_over_a_server_the_model_chooses_under_a_constraint_of_the_candidates() 
     assert menu.answer_only and pick in menu.choices  # the only answers it may write
     assert f'"{pick}"' in bb.calls[-1]["grammar"]
     assert [s["text"] for s in got.scores if s["picked"]] == [pick]
+
+
+# ------------------------------------------------------- a hop through the document read
+_HOP_DOCS = [
+    {"title": "Gerd Kalish", "text": "Gerd Kalish (died May 1990) was a Lithuanian "
+     "photographer who documented life in the Vilna Ghetto during the war."},
+    {"title": "Vilna Ghetto", "text": "The Vilna Ghetto was a ghetto in Vilnius. At its "
+     "peak the ghetto held about 40,000 people."},
+    # more of the question's words, but the read never names it
+    {"title": "Lodz Ghetto", "text": "The Lodz Ghetto held many people: at its peak it held "
+     "160,000 people, and its life was documented by many."},
+    {"title": "Kaunas", "text": "Kaunas is a city in Lithuania."},
+]
+_HOP_Q = "The ghetto that Gerd Kalish documented held how many people at its peak?"
+
+
+def test_a_read_leads_to_the_document_it_names_that_the_question_s_words_find(
+        tmp_path: Path) -> None:
+    from sieve_lite.agent.hops import named_next
+
+    db = _collection(tmp_path, "hotpotqa", _HOP_DOCS)
+    with sieve_lite.open(db) as coll:
+        text = coll.fetch("Gerd Kalish", "(intro)").text
+        ref = named_next(coll, analyze(_HOP_Q), "Gerd Kalish", "Gerd Kalish", text,
+                         {"Gerd Kalish"})
+        # 'Lodz Ghetto' holds more of the question's words; the read names 'Vilna Ghetto'
+        assert ref is not None and ref.doc == "Vilna Ghetto"
+        assert "kalish" not in ref.query and "ghetto" in ref.query
+        # nothing the question's other words find is named there: no lead
+        assert named_next(coll, analyze(_HOP_Q), "Kaunas", "Kaunas",
+                          coll.fetch("Kaunas", "(intro)").text, {"Kaunas"}) is None
+
+
+class _Unsure(ScriptedBackbone):
+    """A backbone that finds every candidate unlikely, so each choice abstains (the loop's
+    unit test: which documents the engine reads, not what a model answers)."""
+
+    def score(self, messages: Any, conts: list[str], prefill: str = "") -> list[float]:
+        self.calls.append({"score": conts})
+        return [-40.0 for _ in conts]
+
+
+def test_a_read_that_does_not_answer_leads_to_the_document_it_names(tmp_path: Path) -> None:
+    from sieve_lite.agent.profile import budgets_for
+
+    db = _collection(tmp_path, "hotpotqa", _HOP_DOCS)
+    bb = _Unsure([])  # no action is asked of it: the engine reads, the model only scores
+    ep = run_question(db, _HOP_Q, backbone_obj=bb, budgets=budgets_for(135_000_000, 8192))
+    reads = [(s.action.doc, s.info.get("lead", "")) for s in ep.steps
+             if s.action is not None and s.action.kind == "fetch"]
+    assert [d for d, _ in reads] == ["Gerd Kalish", "Vilna Ghetto"]
+    assert "names Vilna Ghetto" in reads[1][1]
+    # both reads were chosen from, and neither choice was sure: no answer, not a guess
+    assert sum(1 for c in bb.calls if "score" in c) == 2
+    assert ep.answer == NO_ANSWER and ep.accounting.no_answer

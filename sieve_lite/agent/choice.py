@@ -161,8 +161,10 @@ def combine(cands: Sequence[Candidate], loglik: Sequence[float] | None) -> list[
 
 
 def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
-           extra: Sequence[dict[str, Any]] = ()) -> Choice:
-    """Take the candidate with the largest share when it is clearly ahead; else abstain."""
+           extra: Sequence[dict[str, Any]] = (), relax_covered: bool = True) -> Choice:
+    """Take the candidate with the largest share when it is clearly ahead; else abstain.
+    ``relax_covered`` False holds a candidate in a sentence that holds most of the question
+    to the full prior floor too (``MIN_PRIOR``)."""
     order = sorted(range(len(cands)), key=lambda i: -shares[i])
     scores = [{"text": cands[i].text, "kind": cands[i].kind, "prior": cands[i].prior,
                "coverage": cands[i].coverage, "share": round(shares[i], 4),
@@ -182,7 +184,8 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
     if second and shares[best] <= MIN_LEAD * second:
         return Choice(None, method, scores, f"{cands[best].text!r} and "
                       f"{cands[order[1]].text!r} are about as likely")
-    floor = MIN_PRIOR_COVERED if cands[best].coverage >= COVERED else MIN_PRIOR
+    floor = MIN_PRIOR_COVERED if relax_covered and cands[best].coverage >= COVERED \
+        else MIN_PRIOR
     if shares[best] >= CLEAR_SHARE and shares[best] >= CLEAR_LEAD * second:
         floor = min(floor, CLEAR_MIN_PRIOR)
     if cands[best].prior < floor and not sure:
@@ -198,7 +201,7 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
 
 
 def by_likelihood(backbone: Any, q: Question | str, text: str,
-                  cands: Sequence[Candidate]) -> Choice:
+                  cands: Sequence[Candidate], relax_covered: bool = True) -> Choice:
     """Score each offered candidate with the model (``backbone.score``) after the reading
     prompt, per token, combine with the priors, and decide."""
     pool = offered(cands)
@@ -212,7 +215,7 @@ def by_likelihood(backbone: Any, q: Question | str, text: str,
     shares = combine(pool, per_token)
     extra = [{"loglik": round(x, 3), "per_token": round(p, 3)}
              for x, p in zip(ll, per_token, strict=True)]
-    got = decide(pool, shares, "likelihood", extra)
+    got = decide(pool, shares, "likelihood", extra, relax_covered)
     render = getattr(backbone, "render", None)
     shown = render(msgs, "Answer:") if render is not None else \
         "\n".join(m["content"] for m in msgs)
@@ -224,7 +227,7 @@ GRAMMAR_BOOST = 3.0    # the model's pick under the grammar counts this many tim
 
 
 def by_grammar(backbone: Any, q: Question | str, text: str, cands: Sequence[Candidate],
-               mode: str) -> Choice:
+               mode: str, relax_covered: bool = True) -> Choice:
     """The model writes one of the offered candidates under a constraint that allows only
     them (``Menu.choices``: a grammar in process and on llama.cpp servers, a JSON schema
     elsewhere); its pick weighs ``GRAMMAR_BOOST`` times its prior, then ``decide``."""
@@ -251,18 +254,23 @@ def by_grammar(backbone: Any, q: Question | str, text: str, cands: Sequence[Cand
         total = sum(shares)
         shares = [x / total for x in shares]
     extra = [{"picked": i in hit} for i in range(len(pool))]
-    choice = decide(pool, shares, "grammar", extra)
+    choice = decide(pool, shares, "grammar", extra, relax_covered)
     choice.completion_tokens = comp.completion_tokens
     choice.prompt_tokens = comp.prompt_tokens
     return choice
 
 
 def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: str,
-           mode: str, titles: tuple[str, ...] = ()) -> Choice:
+           mode: str, titles: tuple[str, ...] = (), hop: bool = False) -> Choice:
     """The model's choice among the candidates of ``readings`` (``read.Reading``; their
     candidates pooled, best prior first): by likelihood when ``method`` is 'likelihood' and
     the backbone can score, else under a constraint of the candidates. A chosen candidate of
-    the wrong type, or made only of the question's words, is no answer."""
+    the wrong type, or made only of the question's words, is no answer.
+
+    ``hop``: the readings are of a document the question reaches through another one. The
+    question's words there are mostly about the other, so a sentence holding many of them
+    vouches less, and the full prior floor holds (bench/ask.py, HotpotQA: the relaxed floor
+    let 4 wrong answers through and no right one)."""
     from .answers import says_more, type_mismatch
 
     q = analyze(q)
@@ -275,9 +283,9 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
                                    "coverage": c.coverage, "share": 1.0}])
     text = "\n".join(r.text() for r in readings)
     if method == "likelihood" and hasattr(backbone, "score"):
-        got = by_likelihood(backbone, q, text, cands)
+        got = by_likelihood(backbone, q, text, cands, relax_covered=not hop)
     else:
-        got = by_grammar(backbone, q, text, cands, mode)
+        got = by_grammar(backbone, q, text, cands, mode, relax_covered=not hop)
     if got.answer is not None:
         why = type_mismatch(got.answer.text, q.text, titles)
         if not why and not says_more(got.answer.text, q.text):

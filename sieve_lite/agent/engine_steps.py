@@ -15,6 +15,7 @@ from ..errors import QueryError, SectionError
 from .bridge import Bridge
 from .choice import choose
 from .compare import Comparison, is_comparison
+from .hops import named_next
 from .question import Question, analyze
 from .read import Reading, nlp, read_for, reader_for
 from .steps import Answer, Citation, Fetch, Mistake, NothingLeft, Step, render_action
@@ -47,6 +48,9 @@ class EngineSteps:
     backbone: Any
     mode: str
     steps: list[Step]
+    _lead_why: str = ""        # why the engine reads the document it reads next
+    _lead_doc: str = ""        # the document ``_next_named`` led to
+    _lead_seconds: float = 0.0
 
     def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
         """Step 0 of a route: one search that shows each compared thing's card, or the
@@ -66,7 +70,7 @@ class EngineSteps:
         its roles lead to. The model has nothing to choose there."""
         task = self.route
         if task is None:
-            return self._first_read()
+            return self._first_read() or self._next_named()
         for _ in range(4):  # a read may add the next lead
             pending = [d for d in task.leads() if not self.st.was_read(d)]
             if pending:
@@ -87,6 +91,33 @@ class EngineSteps:
             return ""
         return str(self.st.last_hits[0].id)
 
+    def _next_named(self) -> str:
+        """With ``engine_first_read``: once the engine's first read was chosen from and gave
+        no answer, the document the question reaches through it (``hops.named_next``), read
+        next as the link followed; '' when there is none. A small model's own next action
+        there is most often the same search again (bench/ask.py, HotpotQA)."""
+        coll = getattr(self.tools, "coll", None)
+        newest = self.st.newest()
+        if not (self.budgets.engine_first_read and self.mode == "sieve" and coll is not None
+                and self.st.hop is None and newest is not None
+                and newest in self.st.chosen):
+            return ""
+        read = {d for d, _s in self.st.read}
+        if len(read) != 1:
+            return ""
+        doc = newest[0]
+        t0 = time.perf_counter()
+        ref = named_next(coll, self.q, doc, self.st.titles.get(doc, doc), self.st.full(doc),
+                         read, self.budgets.k)
+        self._lead_seconds = time.perf_counter() - t0
+        if ref is None:
+            return ""
+        self.st.hop = ref
+        self._lead_doc = ref.doc
+        self._lead_why = (f"{doc} did not answer; of what the question's other words find "
+                          f"({ref.query}), it names {ref.doc}")
+        return ref.doc
+
     def _engine_read(self, doc: str) -> None:
         """Read a document's best section as an engine step (no model call). A route's reads
         are the route's; the first read of a question without one counts as a step."""
@@ -101,6 +132,10 @@ class EngineSteps:
             sections = self.route.prefer(doc, sections)
         step = Step(index=self._next_index(), reply="", action=None, observation="",
                     info={"engine": True})
+        if self.st.hop is not None and self.st.hop.doc == doc and self._lead_why:
+            step.info["lead"] = self._lead_why
+            step.engine_seconds += self._lead_seconds
+            self._lead_why = ""
         action = Fetch(doc, sections[0])
         step.action = action
         step.reply = render_action(action)
@@ -158,8 +193,11 @@ class EngineSteps:
         self.st.chosen.update([*keys, *([newest] if newest else [])])
         t0 = time.perf_counter()
         asked = self._asked(keys[0][0]) if keys else self.q
+        # a document reached through the one first read (``_next_named``)
+        hop = bool(self._lead_doc) and bool(keys) and keys[0][0] == self._lead_doc
         choice = choose(self.backbone, asked, [self.st.readings[k] for k in keys],
-                        self.budgets.choice, self.mode, tuple(self.st.titles.values()))
+                        self.budgets.choice, self.mode, tuple(self.st.titles.values()),
+                        hop=hop)
         seconds = time.perf_counter() - t0
         self.acc.model_seconds += seconds
         if choice.method != "text" and (choice.scores or choice.completion_tokens):

@@ -8,6 +8,9 @@ whether the question asks about that link (a word of the line's key shares its f
 letters with a word of the question: "superseded" and ``Superseded-By``; a few relation words
 stand for each other: "successor" for superseded, "earlier" for replaces).
 
+When a read does not answer, the document it names that the question's other words find is
+where the question goes on (``named_next``).
+
 Nothing here knows a collection: a number becomes a document id by the shape of the id of
 the document just read (``pep-0333`` -> ``pep-3333``; ``0002-rfc-process`` has no such shape
 and is resolved by title or infobox phrases only).
@@ -21,6 +24,8 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
+from .queries import search_words
+from .question import Question
 
 # Relation words a question uses for a link that a header names in other words.
 _RELATED = {
@@ -137,6 +142,39 @@ def _admits_doc(coll: Any, query: str, doc: str) -> bool:
     return any(str(h.id) == doc for h in res.results)
 
 
+def _title_words(title: str) -> list[str]:
+    """A title's words without a '(...)' qualifier at its end ('Wild (2014 film)')."""
+    return words(re.sub(r"\s*\([^()]*\)\s*$", "", title))
+
+
+def named_next(coll: Any, q: Question, source_doc: str, source_title: str, text: str,
+               read: set[str], k: int = 5) -> Reference | None:
+    """The document a question reaches through the one just read, when that read did not
+    answer it: of the ``k`` documents the question's other words rank first (bm25, the words
+    of the read document's title left out), the first whose title the read text names.
+    "The ghetto that George Kadish documented held how many people?" read 'George Kadish',
+    which names the Kovno Ghetto; 'ghetto', 'documented', 'held' and 'people' rank it among
+    the first. A document the read does not name is only a coincidence of words; None when
+    there is none."""
+    own = set(words(source_title))
+    ws = search_words(q, leave=own)
+    if not ws:
+        return None
+    query = " OR ".join(ws)
+    try:
+        res = coll.search(query, k=k + len(read), ranker="bm25")
+    except QueryError:
+        return None
+    said = f" {' '.join(words(text))} "
+    others = [h for h in res.results if str(h.id) != source_doc and str(h.id) not in read]
+    for hit in others[:k]:
+        doc = str(hit.id)
+        tw = _title_words(hit.title)
+        if tw and f" {' '.join(tw)} " in said:
+            return Reference(doc, query, "", True)
+    return None
+
+
 def link_text(hop: Reference, hits: list[Any]) -> str:
     """What follows a read whose link the question asks about: the linked document's card
     (from the engine's search for it) and the instruction to read it next."""
@@ -147,4 +185,4 @@ def link_text(hop: Reference, hits: list[Any]) -> str:
             f"search: {hop.query}\n{cards}\nRead it next.")
 
 
-__all__ = ["Reference", "link_text", "references"]
+__all__ = ["Reference", "link_text", "named_next", "references"]
