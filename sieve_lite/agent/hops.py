@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
-from .queries import search_words
+from .queries import search_words, unqualified_words
 from .question import Question
 
 # Relation words a question uses for a link that a header names in other words.
@@ -142,11 +142,6 @@ def _admits_doc(coll: Any, query: str, doc: str) -> bool:
     return any(str(h.id) == doc for h in res.results)
 
 
-def _title_words(title: str) -> list[str]:
-    """A title's words without a '(...)' qualifier at its end ('Wild (2014 film)')."""
-    return words(re.sub(r"\s*\([^()]*\)\s*$", "", title))
-
-
 def named_next(coll: Any, q: Question, source_doc: str, source_title: str, text: str,
                read: set[str], k: int = 5) -> Reference | None:
     """The document a question reaches through the one just read, when that read did not
@@ -169,7 +164,7 @@ def named_next(coll: Any, q: Question, source_doc: str, source_title: str, text:
     others = [h for h in res.results if str(h.id) != source_doc and str(h.id) not in read]
     for hit in others[:k]:
         doc = str(hit.id)
-        tw = _title_words(hit.title)
+        tw = unqualified_words(hit.title)
         if tw and f" {' '.join(tw)} " in said:
             return Reference(doc, query, "", True)
     return None

@@ -57,6 +57,11 @@ def doc_freq(coll: Any, word: str) -> int:
     return max(reads.term_rows(coll.conn, field, word) for field in ("title", "body"))
 
 
+def unqualified_words(title: str) -> list[str]:
+    """A title's words without a '(...)' qualifier at its end ('Wild (2014 film)')."""
+    return words(re.sub(r"\s*\([^()]*\)\s*$", "", title))
+
+
 def titled(coll: Any, ws: list[str], about: list[str] = (),
            said: set[str] | None = None) -> str | None:
     """The document whose title's words are exactly ``ws``, ignoring a '(...)' at its end;
@@ -82,7 +87,7 @@ def titled(coll: Any, ws: list[str], about: list[str] = (),
         if results and said is None:
             break
     named = [r for r in results
-             if words(re.sub(r"\s*\([^()]*\)\s*$", "", str(r.title))) == ws
+             if unqualified_words(str(r.title)) == ws
              or words(str(r.title)) == ws]
     if said is not None:
         def rank(r: Any) -> int:
@@ -181,4 +186,4 @@ def plain(query: str) -> str:
 
 
 __all__ = ["MONTHS", "OPERATORS", "STOPWORDS", "Suggestion", "candidates", "content_words",
-           "doc_freq", "plain", "search_words", "suggest", "titled"]
+           "doc_freq", "plain", "search_words", "suggest", "titled", "unqualified_words"]
