@@ -17,7 +17,7 @@ import pytest
 import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.bridge import Bridge, entity, relations
-from sieve_lite.agent.choice import Choice, combine, decide
+from sieve_lite.agent.choice import Choice, choose, combine, decide
 from sieve_lite.agent.compare import dates_in, is_comparison, subjects
 from sieve_lite.agent.compare import decide as compare
 from sieve_lite.agent.question import analyze
@@ -69,6 +69,32 @@ def test_the_noun_asked_for_is_the_last_one() -> None:
     q = analyze("Users who turn the mode on are held responsible for what kind of problems?")
     assert q.target.kind == "what" and q.target.head == "problems"
     assert analyze("Whose Python-DSV module read CSV files?").target.kind == "who"
+
+
+@pytest.mark.parametrize(("question", "head"), [
+    # capitalised modifiers and a plural inside the noun phrase
+    ("The book is a life of what American civil rights leader, born in 1908?", "leader"),
+    ("The song was covered by what Lyric Street Records-affiliated band?", "band"),
+    # the phrase ends at a preposition, a relative pronoun or a verb
+    ("What screenwriter with credits for two comedies wrote the film?", "screenwriter"),
+    ("Which library that translates messages is cited?", "library"),
+    ("Which movie starring Ada Brill is based on a toy line?", "movie"),
+    ("What marker file tells pip that an installation is managed?", "file"),
+    ("Which environment variable turns off the colour output?", "variable"),
+    # 'other' is no part of it; an owner's name is not asked for, what it owns is
+    ("What other Colombian retired footballer played in the cup?", "footballer"),
+    ("Which country Ada Brill's father is from?", "country"),
+    ("Which country Tomas Vel (Son Of Ada Brill)'s wife is from?", "country"),
+    ("What was Tomas Vel's best known work also published as?", "work"),
+    # a hyphenated word is no verb, nor is a capitalised one
+    ("What English stand-up comedian has a style of banter?", "comedian"),
+    ("What \"Virtual Choir\"-noted conductor has written works for the ensemble?", "conductor"),
+    # a comma inside a place, 'and' inside a name
+    ("He was killed at what Fayette County, Kentucky airport?", "airport"),
+    ("She was the leader of which Lewis and Clark Expedition?", "expedition"),
+])
+def test_the_noun_a_question_asks_for(question: str, head: str) -> None:
+    assert analyze(question).target.head == head
 
 
 def test_the_two_options_however_they_are_put() -> None:
@@ -292,6 +318,23 @@ def test_both_holds_what_the_texts_say_not_how_it_is_put() -> None:
     assert compare("Are both Dictyosperma and Huernia genera?", texts).answer == "yes"
     # one text that does not say it: no answer, not 'no'
     assert compare(q, {**texts, "Huernia": "Huernia plants grow in Africa."}) is None
+
+
+def test_the_option_whose_text_says_more_of_what_is_asked() -> None:
+    # neither text says every word asked; the one that says clearly more of them is the one
+    q = "Which painter, Ada Brill or Tomas Vel, is known for murals, etchings and portraits?"
+    texts = {"Ada Brill": "Ada Brill was a Dutch painter of portraits and etchings.",
+             "Tomas Vel": "Tomas Vel was a Dutch painter and teacher."}
+    got = compare(q, texts)
+    assert got is not None and got.answer == "Ada Brill"
+    # the property stands before the options too
+    q = "Who directed the silent film Harbour Lights, Ada Brill or Tomas Vel?"
+    texts = {"Ada Brill": "Ada Brill was a film director; her silent film Harbour Lights ...",
+             "Tomas Vel": "Tomas Vel was a film critic."}
+    assert compare(q, texts).answer == "Ada Brill"
+    # as many words said on each side: no answer
+    texts["Tomas Vel"] = "Tomas Vel directed the silent film Harbour Lights."
+    assert compare(q, texts) is None
 
 
 def test_the_option_that_has_more_of_a_thing_or_says_the_property() -> None:
@@ -1159,3 +1202,43 @@ def test_a_read_that_does_not_answer_leads_to_the_document_it_names(tmp_path: Pa
     # both reads were chosen from, and neither choice was sure: no answer, not a guess
     assert sum(1 for c in bb.calls if "score" in c) == 2
     assert ep.answer == NO_ANSWER and ep.accounting.no_answer
+
+
+class _Prefers(ScriptedBackbone):
+    """A backbone that finds one candidate likely and every other one unlikely."""
+
+    def __init__(self, favourite: str) -> None:
+        super().__init__([])
+        self.favourite = favourite
+
+    def score(self, messages: Any, conts: list[str], prefill: str = "") -> list[float]:
+        self.calls.append({"score": conts})
+        return [-1.0 if c.strip() == self.favourite else -40.0 for c in conts]
+
+
+def test_a_document_reached_through_the_read_that_is_what_is_asked_is_the_answer() -> None:
+    text = "The Vilna Ghetto was a ghetto in Vilnius. At its peak it held 40,000 people."
+    q = analyze("Which ghetto in Vilnius did the photographer document?")
+    reading = read_for(q, text, ("Vilna Ghetto", "(intro)"), lambda _w: 1.0)
+    # reached through another read (a hop), its text says it is a ghetto: the thing asked
+    # for, with no model's choice (the model here prefers another candidate)
+    got = choose(_Prefers("40,000 people"), q, [reading], "likelihood", "sieve", hop=True,
+                 hop_title="Vilna Ghetto (Lithuania)")
+    assert got.method == "text" and got.answer is not None
+    assert got.answer.text == "The Vilna Ghetto"
+    assert got.answer.label == ("Vilna Ghetto", "(intro)")
+    # a fuller form of the name defined there is answered by the document's name
+    fuller = read_for(q, "The Old Vilna Ghetto was a ghetto in Vilnius.",
+                      ("Vilna Ghetto", "(intro)"), lambda _w: 1.0)
+    got = choose(_Prefers("Vilnius"), q, [fuller], "likelihood", "sieve", hop=True,
+                 hop_title="Vilna Ghetto")
+    assert got.answer is not None and got.answer.text == "Vilna Ghetto"
+    # not reached through another read, or asked for another ghetto than one described:
+    # the model chooses
+    got = choose(_Prefers("40,000 people"), q, [reading], "likelihood", "sieve")
+    assert got.method == "likelihood"
+    q = analyze("Besides the one in Kaunas, which ghetto did the photographer document?")
+    got = choose(_Prefers("40,000 people"), q, [read_for(q, text, ("Vilna Ghetto", "(intro)"),
+                                                          lambda _w: 1.0)],
+                 "likelihood", "sieve", hop=True, hop_title="Vilna Ghetto")
+    assert got.method == "likelihood"

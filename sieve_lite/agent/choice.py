@@ -24,10 +24,12 @@ answer beats a wrong one.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..words import words
 from .question import Question, analyze
 from .read import Candidate
 
@@ -260,8 +262,41 @@ def by_grammar(backbone: Any, q: Question | str, text: str, cands: Sequence[Cand
     return choice
 
 
+# 'what other device ...', 'besides the Force India driver': the question describes one
+# thing of the kind it asks for and asks for another
+_ANOTHER = re.compile(r"\b(?:other|another|besides|aside\s+from|apart\s+from|except)\b", re.I)
+
+
+def _defines_itself(q: Question, readings: Sequence[Any], title: str) -> Candidate | None:
+    """On a document the question reaches through another (``hop_title``: its title, its
+    '(...)' qualifier left off), the candidate that is the document's own subject defined as
+    a thing of the kind asked ('Marktown is a planned worker community' for 'which
+    community'): the read named it, the question's other words found it, and it says it is
+    what the question asks for. None when the question asks for another thing of that kind
+    than one it describes."""
+    if q.target.kind not in ("what", "where") or not q.target.head or _ANOTHER.search(q.text):
+        return None
+    name = re.sub(r"\s*\([^()]*\)\s*$", "", title)
+    want = words(name)
+    for r in readings:
+        for c in r.candidates:
+            got = words(c.text)
+            if got[:1] == ["the"] and want[:1] != ["the"]:
+                got = got[1:]
+            if c.kind != "defined" or not want:
+                continue
+            if got == want:
+                return c
+            # a fuller form of the name ('Waylon Albright "Shooter" Jennings' is defined in
+            # 'Shooter Jennings'): answered by the name the collection knows it by
+            if len(got) > len(want) and all(w in got for w in want):
+                return replace(c, text=name)
+    return None
+
+
 def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: str,
-           mode: str, titles: tuple[str, ...] = (), hop: bool = False) -> Choice:
+           mode: str, titles: tuple[str, ...] = (), hop: bool = False,
+           hop_title: str = "") -> Choice:
     """The model's choice among the candidates of ``readings`` (``read.Reading``; their
     candidates pooled, best prior first): by likelihood when ``method`` is 'likelihood' and
     the backbone can score, else under a constraint of the candidates. A chosen candidate of
@@ -270,7 +305,8 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
     ``hop``: the readings are of a document the question reaches through another one. The
     question's words there are mostly about the other, so a sentence holding many of them
     vouches less, and the full prior floor holds (bench/ask.py, HotpotQA: the relaxed floor
-    let 4 wrong answers through and no right one)."""
+    let 4 wrong answers through and no right one). ``hop_title``: that document's title; when
+    its text defines it as a thing of the kind asked, it is the answer (``_defines_itself``)."""
     from .answers import says_more, type_mismatch
 
     q = analyze(q)
@@ -281,6 +317,11 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
         c = next(c for c in cands if c.kind == "blank")
         return Choice(c, "text", [{"text": c.text, "kind": c.kind, "prior": c.prior,
                                    "coverage": c.coverage, "share": 1.0}])
+    itself = _defines_itself(q, readings, hop_title) if hop and hop_title else None
+    if itself is not None:
+        return Choice(itself, "text", [{"text": itself.text, "kind": itself.kind,
+                                        "prior": itself.prior, "coverage": itself.coverage,
+                                        "share": 1.0}])
     text = "\n".join(r.text() for r in readings)
     if method == "likelihood" and hasattr(backbone, "score"):
         got = by_likelihood(backbone, q, text, cands, relax_covered=not hop)

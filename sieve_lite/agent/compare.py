@@ -43,6 +43,7 @@ from .roles import said_in_role
 _BIRTH = ("born", "birth", "older", "oldest", "younger", "youngest", "age")
 _DEATH = ("died", "death", "dead", "die")
 _SAME = re.compile(r"\b(same|both|also|either)\b")
+MORE_HELD = 1   # words of the property one option's text must say more than the other's
 
 
 def _attribute(q: Question) -> str:
@@ -213,7 +214,10 @@ def _property_words(q: Question) -> list[str]:
         tail = low[m.end():]
     elif q.options and not q.order:  # 'which is bigger, A or B' compares, no property
         head = re.sub(r"^\s*(?:which|what|who)\s+\w+", "", low)
-        tail = head.split(",")[0] if "," in head else head
+        parts = head.split(",")
+        # the property before the options ('Which writer was from England, A or B?'), or
+        # after them ('Which director, A or B, is known for writing ...?')
+        tail = parts[0] if parts[0].strip() else " ".join(parts[2:])
     else:
         tail = ""
     return [_IRREGULAR.get(w, w) for w in words(tail)
@@ -230,10 +234,10 @@ _IRREGULAR = {"genera": "genus", "phenomena": "phenomenon", "criteria": "criteri
               "people": "person"}
 
 
-def holds(q: Question | str, text: str) -> bool | None:
-    """For 'both X' questions: whether ``text`` says X (every property word, on its first
-    five letters; a country named in X is said by its demonym too: 'from the United
-    States' by 'an American band'); None when the question names no property."""
+def held(q: Question | str, text: str) -> tuple[int, int] | None:
+    """How many of the question's property words ``text`` says, of how many (on their first
+    five letters; a country named in the property is said by its demonym too: 'from the
+    United States' by 'an American band'); None when the question names no property."""
     q = analyze(q)
     props = _property_words(q)
     if not props:
@@ -243,18 +247,26 @@ def holds(q: Question | str, text: str) -> bool | None:
     said = " " + " ".join(ws) + " "
     table = demonyms()
     rest = list(props)
+    total = got = 0
     for n in (3, 2, 1):
         i = 0
         while i + n <= len(rest):
             name = " ".join(rest[i:i + n])
             dem = table.get(name)
-            if dem and dem != name:   # a country the property names
-                if f" {name} " not in said and f" {dem} " not in said:
-                    return False
+            if dem and dem != name:   # a country the property names: one thing said
+                total += 1
+                got += f" {name} " in said or f" {dem} " in said
                 del rest[i:i + n]
             else:
                 i += 1
-    return all(w[:5] in have for w in rest)
+    return got + sum(w[:5] in have for w in rest), total + len(rest)
+
+
+def holds(q: Question | str, text: str) -> bool | None:
+    """For 'both X' questions: whether ``text`` says X, every word of it (``held``); None
+    when the question names no property."""
+    got = held(q, text)
+    return None if got is None else got[0] == got[1]
 
 
 def _opening(text: str) -> str:
@@ -563,7 +575,7 @@ def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None
         if q.options:  # 'Which writer was from England, A or B?': the one that holds
             if ha != hb:
                 return Verdict(a if ha else b, f"only {a if ha else b} is said to be so")
-            return None
+            return _holds_more(q, a, texts[a], b, texts[b])
         if ha and hb:
             return Verdict("yes", f"both {a} and {b} are said to be so")
         # a text that does not say it is no proof it is not so; one that names another
@@ -589,6 +601,17 @@ def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None
     if q.options:
         return None
     return Verdict("yes" if same else "no", f"{a}: {va}; {b}: {vb}")
+
+
+def _holds_more(q: Question, a: str, text_a: str, b: str, text_b: str) -> Verdict | None:
+    """'Which director, A or B, is known for writing, directing and starring in his
+    movies?' when neither text says every word: the option whose text says clearly more
+    of them (``MORE_HELD`` more); None when neither does."""
+    ha, hb = held(q, text_a), held(q, text_b)
+    if ha is None or hb is None or abs(ha[0] - hb[0]) < MORE_HELD:
+        return None
+    pick = a if ha[0] > hb[0] else b
+    return Verdict(pick, f"{a} is said to be {ha[0]} of {ha[1]} things asked, {b} {hb[0]}")
 
 
 def _in_order(q: Question, a: str, va: When, b: str, vb: When) -> Verdict | None:

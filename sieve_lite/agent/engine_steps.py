@@ -197,7 +197,8 @@ class EngineSteps:
         hop = bool(self._lead_doc) and bool(keys) and keys[0][0] == self._lead_doc
         choice = choose(self.backbone, asked, [self.st.readings[k] for k in keys],
                         self.budgets.choice, self.mode, tuple(self.st.titles.values()),
-                        hop=hop)
+                        hop=hop, hop_title=self.st.titles.get(self._lead_doc, self._lead_doc)
+                        if hop else "")
         seconds = time.perf_counter() - t0
         self.acc.model_seconds += seconds
         if choice.method != "text" and (choice.scores or choice.completion_tokens):

@@ -15,10 +15,12 @@ name connectors, comparison words).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..words import words as _words
+from .pipeline import nlp
 
 # Function words and question words: never a query on their own, never an answer alone.
 STOPWORDS = frozenset("""
@@ -383,11 +385,133 @@ def _relative(q: list[str], i: int) -> bool:
             and any(w in _WH for w in q[i + 1:]))
 
 
+# Words that end the noun phrase a question word opens: 'What screenwriter with credits ...',
+# 'which library that translates ...', 'Which French ace pilot and adventurer ...'.
+_RUN_STOP = frozenset("""with that who whom whose which from through into to as than where
+when while besides and or""".split())
+_CASED = re.compile(r"([^\W_]+)([^\w]*)")
+_RUN_END = re.compile(r"[,;:?!()]")
+
+
+def _plain(text: str) -> str:
+    """``text`` in NFKD form without combining marks, '_' a space: the word rule's words,
+    their case kept."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text)
+                   if not unicodedata.combining(ch)).replace("_", " ")
+
+
+def _cased(text: str) -> list[tuple[str, str]]:
+    """Each word of ``text`` as written (its case kept), with what follows it up to the next
+    word; aligned with ``words(text)``."""
+    return [(m.group(1), m.group(2)) for m in _CASED.finditer(_plain(text))]
+
+
+_VERB_TAGS = frozenset({"VB", "VBD", "VBZ", "VBP", "MD"})
+_PARTICIPLE_TAGS = frozenset({"VBN", "VBG"})
+
+
+def _tags(text: str) -> list[str]:
+    """spaCy's part-of-speech tag of each word of ``text`` (aligned with ``_cased``; a word
+    split by spaCy takes its first piece's tag); [] without spaCy."""
+    pipeline = nlp()
+    if pipeline is None:
+        return []
+    plain = _plain(text)
+    doc = pipeline(plain)
+    at = {t.idx: t.tag_ for t in doc}
+    out = []
+    for m in _CASED.finditer(plain):
+        tag = at.get(m.start())
+        if tag is None:  # inside a token spaCy kept whole ('0.8', "Wolf's")
+            tag = next((t.tag_ for t in doc if t.idx <= m.start() < t.idx + len(t)), "")
+        out.append(tag)
+    return out
+
+
+def _ends_run(k: int, x: str, run: list[str], tags: list[str], after: str,
+              low: str) -> bool:
+    """Whether ``x`` (the k-th word after the question word) starts the predicate rather
+    than naming more of the thing asked: a verb by its tag ('What marker file tells pip',
+    'Which county shares a border'), a participle before no common noun ('Which movie
+    starring Tony Longo'; 'retired footballer' and 'jet-powered bomber' go on); without
+    tags, a word ending like a verb or an adverb past the second word."""
+    nxt_tag = tags[k + 1] if k + 1 < len(tags) else ""
+    if tags:
+        tag = tags[k] if k < len(tags) else ""
+        if tag in _VERB_TAGS:
+            return True
+        if tag in _PARTICIPLE_TAGS and f"-{x}" not in low:
+            return nxt_tag not in ("NN", "NNS", "JJ")
+        return len(run) >= 2 and x in _ADVERBS
+    if len(run) >= 2 and (x.endswith(("s", "ed")) or x in _ADVERBS) \
+            and not _RUN_END.search(after):
+        return True
+    # ... and right after the noun, a past tense ('Which PEP moved f-strings')
+    return len(x) > 4 and x.endswith("ed") and x not in _ED_NOUNS and f"-{x}" not in low
+
+
+def _noun_run(rest: list[str], cased: list[tuple[str, str]], tags: list[str],
+              low: str) -> list[str]:
+    """The words of the noun phrase after 'what' / 'which' (``rest``: the question's words
+    from there; ``cased``: the same words as written, with what follows each; ``tags``:
+    their parts of speech): 'what American civil rights leader, ...' -> american civil
+    rights leader. It ends at a function word, a comma, a verb (``_ends_run``), or a name
+    that owns something after lowercase words ('Which country Konrad Wolf's father ...')."""
+    run: list[str] = []
+    tagged: list[str] = []
+    k = 0
+    while k < min(len(rest), 8):
+        x = rest[k]
+        as_written, after = cased[k] if k < len(cased) else (x, " ")
+        before = cased[k - 1][1] if 0 < k <= len(cased) else " "
+        if x == "and" and run and as_written.islower() and cased[k - 1][0][:1].isupper():
+            pass  # 'which Lewis and Clark Expedition': 'and' inside a name
+        elif x in _AFTER_WH or x in _POLAR or x in _RUN_STOP:
+            break
+        # no verb: a word joined by a hyphen ('stand-up', 'jet-powered') or capitalised
+        # ('"Virtual Choir"-noted conductor')
+        verbless = after.startswith("-") or before.endswith("-") or as_written[:1].isupper()
+        if run and not verbless and _ends_run(k, x, run, tags, after, low):
+            break
+        if run and as_written[:1].isupper() and all(c[0][:1].islower() for c in cased[:k]):
+            caps = []
+            for word, sep in cased[k:k + 7]:
+                if not word[:1].isupper():
+                    break
+                caps.append(sep)
+            # "Lucius Antonius (Grandson Of Mark Antony)'s father": the name owns it
+            if any("'" in sep or "’" in sep for sep in caps):
+                break
+        if after[:1] in "'’" and k + 1 < len(rest) and rest[k + 1] == "s":
+            # 'Richard Connell's best known work': what the name owns is asked
+            run, tagged = [], []
+            k += 2
+            continue
+        run.append(x)
+        tagged.append(tags[k] if k < len(tags) else "")
+        nxt = cased[k + 1][0] if k + 1 < len(cased) else ""
+        # a comma ends the phrase, but not inside a place ('Fayette County, Kentucky airport')
+        if _RUN_END.search(after) and not (
+                "," in after and as_written[:1].isupper() and nxt[:1].isupper()):
+            break
+        k += 1
+    # 'which American singer-songwriter active mainly in ...': the noun, not a trailing
+    # adjective
+    while len(run) > 2 and tagged[-1] in ("JJ", "JJR", "RB"):
+        run.pop()
+        tagged.pop()
+    return run
+
+
 def _target(text: str, options: tuple[str, ...]) -> Target:
     """The kind and the naming nouns of a question (see ``Target``); the kind comes from the
     first question word of the asking clause ('In PEP 618, what exception does it raise
     when ...' asks what, not when)."""
-    q = _words(_asking_clause(text))
+    clause = _asking_clause(text)
+    q = _words(clause)
+    cased = _cased(clause)
+    if len(cased) != len(q):
+        cased = []
     low = text.lower()
     if options:
         return Target("choice", frozenset())
@@ -412,7 +536,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             # the words right after it, up to a function word: 'What type of PEP' -> type
             rest = q[i + 1:]
             while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an", "its",
-                                       "their", "that", "this"):
+                                       "their", "that", "this", "other", "another"):
                 rest = rest[1:]  # 'What is the status of ...' -> status
             if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
                     and rest[1] == "of":
@@ -422,20 +546,9 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                 rest = rest[2:]
                 while rest and rest[0] in ("the", "a", "an", "this", "that", "its", "their"):
                     rest = rest[1:]
-            run = []
-            for x in rest[:4]:
-                if x in _AFTER_WH or x in _POLAR:
-                    break
-                # a word past the second ending like a verb or an adverb starts the
-                # predicate ('which environment variable turns off ...', 'which python
-                # version first shipped')
-                if len(run) >= 2 and (x.endswith(("s", "ed")) or x in _ADVERBS):
-                    break
-                # ... and right after the noun, a past tense ('Which PEP moved f-strings')
-                if run and len(x) > 4 and x.endswith("ed") and x not in _ED_NOUNS \
-                        and f"-{x}" not in low:  # 'CBS-affiliated station' is one name
-                    break
-                run.append(x)
+            off = len(q) - len(rest)
+            tags = _tags(clause) if cased else []
+            run = _noun_run(rest, cased[off:] if cased else [], tags[off:] if tags else [], low)
             if len(run) == 2 and run[1] in _ADVERBS:
                 run = run[:1]
             # 'What county shares a border ...': a word before an article is a verb

