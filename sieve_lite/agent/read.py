@@ -77,6 +77,11 @@ _QUOTE = re.compile(r"\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|(?<![\w])'([^'\
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?:[-–]\w+)?%?(?![\w.]*\w)")
 # A number with its unit written on: '10ms', '512MB', '2x'.
 _UNIT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[munµ]?s|[kKMGT]i?B|[kKMG]|[xX]|px)\b")
+# A span of time in words: spaCy calls 'five years' a date, but it answers 'how long'.
+_DURATION = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|eighteen|"
+    r"twenty|thirty|forty|fifty|sixty|ninety|a hundred|several|a few)[ -](?:second|minute|"
+    r"hour|day|week|month|year|decade|centur(?:y|ies))s?\b", re.I)
 _YEARISH = re.compile(r"^(1[5-9]\d\d|20\d\d)s?$")
 _MONTH_RE = "|".join(m.title() for m in MONTHS)
 _DATE = re.compile(
@@ -278,6 +283,9 @@ def _kind_weights(q: Question) -> dict[str, float]:
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
 _CONSTANTS = frozenset({"None", "True", "False"})
+# Nouns a lone symbol answers ('@' for 'what character', '!' for 'which operator').
+_SYMBOL_NOUNS = frozenset({"character", "symbol", "operator", "prefix", "suffix", "sigil",
+                           "delimiter", "separator", "token", "punctuation"})
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
 # What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
@@ -354,6 +362,8 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
         found.append((m.group(0), "version", m.start()))
     for m in _UNIT_NUMBER.finditer(sentence):
         found.append((m.group(0), "number", m.start()))  # '10ms', '0.5MB', '2x'
+    for m in _DURATION.finditer(sentence):
+        found.append((m.group(0), "number", m.start()))  # 'five years' for 'how long'
     for m in _NUMBER.finditer(sentence):
         tok = m.group(0)
         kind = "date" if _YEARISH.match(tok) else "number"
@@ -474,6 +484,9 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if not text or w <= 0:
                 continue
             ws = words(text)
+            if not ws and kind == "code" and q.target.head in _SYMBOL_NOUNS \
+                    and text not in q.text:
+                ws = [text]  # 'What character ... for matrix multiplication?': '@'
             # made only of the question's words ('techniques' for 'What technique'): no answer
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
                     w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):
@@ -490,6 +503,11 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             shared = set(ws) & split - STOPWORDS
             if headed:
                 shared = {x for x in shared if not any(_inflects(x, n) for n in q.target.nouns)}
+            # ... but not a version that names what it versions ('Python 3.16' for 'By which
+            # release ... the python.org installer'): its news is the number
+            if kind == "version" and all(w in shared or any(ch.isdigit() for ch in w)
+                                         for w in ws):
+                shared = set()
             overlap = 0.6 if shared else 1.0
             if marks:
                 dist = min(abs(at - m) for m in marks) / 40.0
