@@ -92,6 +92,9 @@ def test_the_noun_asked_for_is_the_last_one() -> None:
     # a comma inside a place, 'and' inside a name
     ("He was killed at what Fayette County, Kentucky airport?", "airport"),
     ("She was the leader of which Lewis and Clark Expedition?", "expedition"),
+    # 'the title of' a film asks for a film; 'the title of PEP 8' stays a title
+    ("What is the title of the 1999 drama film that starred Ada Brill?", "film"),
+    ("What is the title of PEP 8?", "title"),
 ])
 def test_the_noun_a_question_asks_for(question: str, head: str) -> None:
     assert analyze(question).target.head == head
@@ -179,6 +182,14 @@ def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
     got = [c.text for c in read_for(q, "One way to read CSV files was Cliff Wells' Python-DSV "
                                     "module.", ("d", "s"), lambda _w: 1.0).candidates]
     assert "Cliff Wells" in got
+
+
+def test_a_thing_defined_by_a_hyphenated_noun_is_of_that_kind() -> None:
+    q = analyze("The tune was covered by which American singer-songwriter?")
+    got = {c.text: c.kind for c in read_for(q, "Ada Brill (born 1979) is an American "
+                                            "singer-songwriter and actor.", ("d", "s"),
+                                            lambda _w: 1.0).candidates}
+    assert got.get("Ada Brill") == "defined"
 
 
 def test_a_lone_symbol_answers_what_character_and_a_duration_how_long() -> None:

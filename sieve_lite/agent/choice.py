@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..words import words
+from .queries import unqualified
 from .question import Question, analyze
 from .read import Candidate
 
@@ -276,15 +277,15 @@ def _defines_itself(q: Question, readings: Sequence[Any], title: str) -> Candida
     than one it describes."""
     if q.target.kind not in ("what", "where") or not q.target.head or _ANOTHER.search(q.text):
         return None
-    name = re.sub(r"\s*\([^()]*\)\s*$", "", title)
+    name = unqualified(title)
     want = words(name)
     for r in readings:
         for c in r.candidates:
+            if c.kind != "defined" or not want:
+                continue
             got = words(c.text)
             if got[:1] == ["the"] and want[:1] != ["the"]:
                 got = got[1:]
-            if c.kind != "defined" or not want:
-                continue
             if got == want:
                 return c
             # a fuller form of the name ('Waylon Albright "Shooter" Jennings' is defined in

@@ -57,9 +57,14 @@ def doc_freq(coll: Any, word: str) -> int:
     return max(reads.term_rows(coll.conn, field, word) for field in ("title", "body"))
 
 
+def unqualified(title: str) -> str:
+    """A title without a '(...)' qualifier at its end ('Wild (2014 film)' -> 'Wild')."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", title)
+
+
 def unqualified_words(title: str) -> list[str]:
     """A title's words without a '(...)' qualifier at its end ('Wild (2014 film)')."""
-    return words(re.sub(r"\s*\([^()]*\)\s*$", "", title))
+    return words(unqualified(title))
 
 
 def titled(coll: Any, ws: list[str], about: list[str] = (),
@@ -186,4 +191,5 @@ def plain(query: str) -> str:
 
 
 __all__ = ["MONTHS", "OPERATORS", "STOPWORDS", "Suggestion", "candidates", "content_words",
-           "doc_freq", "plain", "search_words", "suggest", "titled", "unqualified_words"]
+           "doc_freq", "plain", "search_words", "suggest", "titled", "unqualified",
+           "unqualified_words"]

@@ -541,8 +541,12 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
                     and rest[1] == "of":
                 rest = rest[2:]  # 'What kind of quotes ...' asks for quotes
-            elif len(rest) > 2 and rest[0] in ("name", "names") and rest[1] == "of":
-                # 'What is the name of the waterfall ...' asks for a waterfall
+            elif len(rest) > 2 and rest[0] in ("name", "names", "title") and rest[1] == "of" \
+                    and not re.match(r"(?:the\s+)?(?:pep|rfc|document|proposal)\b",
+                                     " ".join(rest[2:4])):
+                # 'What is the name of the waterfall ...' asks for a waterfall, 'the title of
+                # 1988 American historical drama film' for a film ('the title of PEP 8' is
+                # a title)
                 rest = rest[2:]
                 while rest and rest[0] in ("the", "a", "an", "this", "that", "its", "their"):
                     rest = rest[1:]

@@ -395,7 +395,8 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
     if q.target.kind in ("what", "where") and len(head) > 2:
         m = re.match(rf"\s*(?P<subject>[^\s(,][^(,]{{0,60}}?)\s*(?:\([^()]*\)\s*)?"
                      rf"(?:,[^,]{{0,60}},\s*)?(?:is|was|are|were)\s+(?:a|an|the|one of the)\s+"
-                     rf"(?:[\w-]+\s+){{0,4}}?(?P<head>{re.escape(head)}\w{{0,3}})\b", sentence,
+                     rf"(?:[\w-]+\s+){{0,4}}?(?:\w+-)?(?P<head>{re.escape(head)}\w{{0,3}})\b",
+                     sentence,
                      re.I)
         if m and len(m.group("subject").split()) <= MAX_CANDIDATE_WORDS:
             found.append((m.group("subject"), "defined", m.start("head")))
