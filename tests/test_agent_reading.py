@@ -192,24 +192,21 @@ def test_a_thing_defined_by_a_hyphenated_noun_is_of_that_kind() -> None:
     assert got.get("Ada Brill") == "defined"
 
 
-def test_a_lone_symbol_answers_what_character_and_a_duration_how_long() -> None:
-    from sieve_lite.agent.answers import says_more
-
-    q = analyze("Which character does the language use for its pipe operator?")
-    text = "The pipe operator is written ``|>``, as in F#; ``|`` alone was taken."
-    got = [c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates]
-    assert "|>" in got
-    assert says_more("|>", q.text) and not says_more("|>", "Is |> the pipe operator?")
-    # not for a question that asks for no symbol
-    q = analyze("Which language inspired the pipe?")
-    assert "|>" not in [c.text for c in read_for(q, text, ("d", "s"),
-                                                 lambda _w: 1.0).candidates]
-    # spaCy calls 'five years' a date; for 'how long' it is a number of years
+def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
+    # spaCy calls 'five years' a date; for 'how long' it is a number of years, and a bare
+    # number ('2.7', a version) fits less than it
     q = analyze("How long does a release get security fixes?")
     got = {c.text: c for c in read_for(q, "Release 2.7 was special. Each release gets "
                                        "security fixes for five years.", ("d", "s"),
                                        lambda _w: 1.0).candidates}
     assert got["five years"].kind == "number"
+    assert got["five years"].prior > got["2.7"].prior
+    # ... but not for 'how many'
+    q = analyze("How many releases get security fixes?")
+    got = {c.text: c for c in read_for(q, "Release 2.7 was special. Each release gets "
+                                       "security fixes for five years.", ("d", "s"),
+                                       lambda _w: 1.0).candidates}
+    assert got["2.7"].prior >= 0.5
 
 
 def test_a_span_said_where_the_question_word_stands_leads() -> None:

@@ -75,10 +75,7 @@ def says_more(answer: str, question: str) -> bool:
     """True when the answer holds a word that the question does not (an answer made only
     of the question's words answers nothing)."""
     asked = set(words(question))
-    said = words(answer)
-    if not said:  # a symbol ('@'): more when the question does not hold it
-        return bool(answer.strip()) and answer.strip() not in question
-    return any(w not in asked for w in said)
+    return any(w not in asked for w in words(answer))
 
 
 def unsupported(spans: SpanIndex, grounded: Any, question: str, focus: list[str],

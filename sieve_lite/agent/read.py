@@ -283,9 +283,9 @@ def _kind_weights(q: Question) -> dict[str, float]:
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
 _CONSTANTS = frozenset({"None", "True", "False"})
-# Nouns a lone symbol answers ('@' for 'what character', '!' for 'which operator').
-_SYMBOL_NOUNS = frozenset({"character", "symbol", "operator", "prefix", "suffix", "sigil",
-                           "delimiter", "separator", "token", "punctuation"})
+# 'How long ...' is answered by a span of time or a size with its unit ('24 hours', 'five
+# years', '79 characters'), hardly by a bare number ('2.7' is a version)
+_HOW_LONG = re.compile(r"\bhow\s+long\b", re.I)
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
 # What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
@@ -295,8 +295,8 @@ _EXCEPTION_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt|
 
 def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> float:
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
-    Python's constants unless a value is asked, and for code that is no exception's name
-    when an exception is."""
+    Python's constants unless a value is asked, for code that is no exception's name when an
+    exception is, and for a bare number when 'how long' is asked."""
     if kind == "defined":
         return 1.0
     w = weights.get(kind, 0.0)
@@ -306,6 +306,9 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
+    if kind in ("number", "version") and _HOW_LONG.search(q.text) \
+            and not re.search(r"[^\W\d_]|%", text):
+        return min(w, 0.3)
     return w
 
 
@@ -485,9 +488,6 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if not text or w <= 0:
                 continue
             ws = words(text)
-            if not ws and kind == "code" and q.target.head in _SYMBOL_NOUNS \
-                    and text not in q.text:
-                ws = [text]  # 'What character ... for matrix multiplication?': '@'
             # made only of the question's words ('techniques' for 'What technique'): no answer
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
                     w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):
