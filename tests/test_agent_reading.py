@@ -201,6 +201,10 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
                                        lambda _w: 1.0).candidates}
     assert got["five years"].kind == "number"
     assert got["five years"].prior > got["2.7"].prior
+    got = {c.text: c for c in read_for(q, "Release 3.7.8 issues were fixed within five "
+                                       "years.", ("d", "s"),
+                                       lambda _w: 1.0).candidates}
+    assert got["five years"].prior > got["3.7.8 issues"].prior
     # ... but not for 'how many'
     q = analyze("How many releases get security fixes?")
     got = {c.text: c for c in read_for(q, "Release 2.7 was special. Each release gets "

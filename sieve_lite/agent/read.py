@@ -284,8 +284,11 @@ def _kind_weights(q: Question) -> dict[str, float]:
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
 _CONSTANTS = frozenset({"None", "True", "False"})
 # 'How long ...' is answered by a span of time or a size with its unit ('24 hours', 'five
-# years', '79 characters'), hardly by a bare number ('2.7' is a version)
+# years', '79 characters', '10ms'), hardly by a bare number ('2.7' is a version) or one with
+# another noun ('3.7.8 issues')
 _HOW_LONG = re.compile(r"\bhow\s+long\b", re.I)
+_LENGTH_UNITS = frozenset("""second minute hour day week month year decade century centurie
+ms ns us µs s character line byte bit kb mb gb kib mib gib release cycle""".split())
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
 # What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
@@ -307,7 +310,8 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
     if kind in ("number", "version") and _HOW_LONG.search(q.text) \
-            and not re.search(r"[^\W\d_]|%", text):
+            and not any(u in _LENGTH_UNITS or u.removesuffix("s") in _LENGTH_UNITS
+                        for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
         return min(w, 0.3)
     return w
 
