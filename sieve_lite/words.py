@@ -18,12 +18,17 @@ from functools import lru_cache
 _WORD = re.compile(r"[^\W_]+")
 
 
-def fold(text: str) -> str:
-    """NFKD, drop combining marks, casefold. Word boundaries are not touched."""
+def unmarked(text: str) -> str:
+    """NFKD, combining marks dropped; case kept. Word boundaries are not touched."""
     decomposed = unicodedata.normalize("NFKD", text)
     if decomposed.isascii():
-        return decomposed.casefold()
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+        return decomposed
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def fold(text: str) -> str:
+    """NFKD, drop combining marks, casefold. Word boundaries are not touched."""
+    return unmarked(text).casefold()
 
 
 def words(text: str) -> list[str]:

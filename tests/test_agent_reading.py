@@ -184,6 +184,14 @@ def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
     assert "Cliff Wells" in got
 
 
+def test_the_noun_run_without_the_words_as_written() -> None:
+    from sieve_lite.agent.question import _noun_run
+
+    # when the words as written do not line up with the question's words, the run is read
+    # from the folded words alone ('and' ends it), never an index error
+    assert _noun_run(["pilot", "and", "adventurer"], [], [], "") == ["pilot"]
+
+
 def test_a_thing_defined_by_a_hyphenated_noun_is_of_that_kind() -> None:
     q = analyze("The tune was covered by which American singer-songwriter?")
     got = {c.text: c.kind for c in read_for(q, "Ada Brill (born 1979) is an American "

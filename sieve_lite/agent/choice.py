@@ -279,9 +279,11 @@ def _defines_itself(q: Question, readings: Sequence[Any], title: str) -> Candida
         return None
     name = unqualified(title)
     want = words(name)
+    if not want:
+        return None
     for r in readings:
         for c in r.candidates:
-            if c.kind != "defined" or not want:
+            if c.kind != "defined":
                 continue
             got = words(c.text)
             if got[:1] == ["the"] and want[:1] != ["the"]:

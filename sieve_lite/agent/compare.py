@@ -569,13 +569,14 @@ def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None
         # says nothing of whether their values agree
         if "same" in q.words and not q.options:
             return None
-        ha, hb = holds(q, texts[a]), holds(q, texts[b])
-        if ha is None or hb is None:
+        counts = held(q, texts[a]), held(q, texts[b])
+        if counts[0] is None or counts[1] is None:
             return None
+        ha, hb = (got == total for got, total in counts)
         if q.options:  # 'Which writer was from England, A or B?': the one that holds
             if ha != hb:
                 return Verdict(a if ha else b, f"only {a if ha else b} is said to be so")
-            return _holds_more(q, a, texts[a], b, texts[b])
+            return _holds_more(a, counts[0], b, counts[1])
         if ha and hb:
             return Verdict("yes", f"both {a} and {b} are said to be so")
         # a text that does not say it is no proof it is not so; one that names another
@@ -603,12 +604,12 @@ def _decide(q: Question, texts: dict[str, str], entities: Any) -> Verdict | None
     return Verdict("yes" if same else "no", f"{a}: {va}; {b}: {vb}")
 
 
-def _holds_more(q: Question, a: str, text_a: str, b: str, text_b: str) -> Verdict | None:
+def _holds_more(a: str, ha: tuple[int, int], b: str, hb: tuple[int, int]) -> Verdict | None:
     """'Which director, A or B, is known for writing, directing and starring in his
-    movies?' when neither text says every word: the option whose text says clearly more
-    of them (``MORE_HELD`` more); None when neither does."""
-    ha, hb = held(q, text_a), held(q, text_b)
-    if ha is None or hb is None or abs(ha[0] - hb[0]) < MORE_HELD:
+    movies?' when neither text says every word (``ha``, ``hb``: ``held`` of each): the
+    option whose text says clearly more of them (``MORE_HELD`` more); None when neither
+    does."""
+    if abs(ha[0] - hb[0]) < MORE_HELD:
         return None
     pick = a if ha[0] > hb[0] else b
     return Verdict(pick, f"{a} is said to be {ha[0]} of {ha[1]} things asked, {b} {hb[0]}")

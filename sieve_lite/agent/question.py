@@ -15,10 +15,10 @@ name connectors, comparison words).
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..words import unmarked
 from ..words import words as _words
 from .pipeline import nlp
 
@@ -394,10 +394,9 @@ _RUN_END = re.compile(r"[,;:?!()]")
 
 
 def _plain(text: str) -> str:
-    """``text`` in NFKD form without combining marks, '_' a space: the word rule's words,
-    their case kept."""
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text)
-                   if not unicodedata.combining(ch)).replace("_", " ")
+    """``text`` as the word rule reads it (``words.unmarked``), '_' a space: its words, their
+    case kept."""
+    return unmarked(text).replace("_", " ")
 
 
 def _cased(text: str) -> list[tuple[str, str]]:
@@ -464,7 +463,8 @@ def _noun_run(rest: list[str], cased: list[tuple[str, str]], tags: list[str],
         x = rest[k]
         as_written, after = cased[k] if k < len(cased) else (x, " ")
         before = cased[k - 1][1] if 0 < k <= len(cased) else " "
-        if x == "and" and run and as_written.islower() and cased[k - 1][0][:1].isupper():
+        if x == "and" and run and as_written.islower() and 0 < k <= len(cased) \
+                and cased[k - 1][0][:1].isupper():
             pass  # 'which Lewis and Clark Expedition': 'and' inside a name
         elif x in _AFTER_WH or x in _POLAR or x in _RUN_STOP:
             break

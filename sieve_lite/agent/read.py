@@ -78,10 +78,12 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?:[-–]\w+)?%?(?![\w.]
 # A number with its unit written on: '10ms', '512MB', '2x'.
 _UNIT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[munµ]?s|[kKMGT]i?B|[kKMG]|[xX]|px)\b")
 # A span of time in words: spaCy calls 'five years' a date, but it answers 'how long'.
+_TIME_UNITS = ("second", "minute", "hour", "day", "week", "month", "year", "decade", "century",
+               "centuries")
 _DURATION = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|eighteen|"
-    r"twenty|thirty|forty|fifty|sixty|ninety|a hundred|several|a few)[ -](?:second|minute|"
-    r"hour|day|week|month|year|decade|centur(?:y|ies))s?\b", re.I)
+    rf"twenty|thirty|forty|fifty|sixty|ninety|a hundred|several|a few)[ -](?:"
+    rf"{'|'.join(_TIME_UNITS)})s?\b", re.I)
 _YEARISH = re.compile(r"^(1[5-9]\d\d|20\d\d)s?$")
 _MONTH_RE = "|".join(m.title() for m in MONTHS)
 _DATE = re.compile(
@@ -287,8 +289,8 @@ _CONSTANTS = frozenset({"None", "True", "False"})
 # years', '79 characters', '10ms'), hardly by a bare number ('2.7' is a version) or one with
 # another noun ('3.7.8 issues')
 _HOW_LONG = re.compile(r"\bhow\s+long\b", re.I)
-_LENGTH_UNITS = frozenset("""second minute hour day week month year decade century centurie
-ms ns us µs s character line byte bit kb mb gb kib mib gib release cycle""".split())
+_LENGTH_UNITS = frozenset((*_TIME_UNITS, *"""ms ns us µs s character line byte bit kb mb gb
+kib mib gib release cycle""".split()))
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
 # What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
