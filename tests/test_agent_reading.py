@@ -18,7 +18,7 @@ import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.bridge import Bridge, entity, relations
 from sieve_lite.agent.choice import Choice, choose, combine, decide
-from sieve_lite.agent.compare import dates_in, is_comparison, subjects
+from sieve_lite.agent.compare import dates_in, is_comparison, shared, subjects
 from sieve_lite.agent.compare import decide as compare
 from sieve_lite.agent.question import analyze
 from sieve_lite.agent.read import (
@@ -773,6 +773,42 @@ def test_what_two_things_have_in_common_is_what_both_openings_say() -> None:
     # a clause is no name: this asks who, and compares nothing
     assert not is_comparison("What chef is the owner of a Japanese restaurant in Tribeca and "
                              "also owns a bar in Nevada?")
+
+
+def test_what_two_things_have_in_common_is_a_name_both_texts_say() -> None:
+    team = "Which NFL team did both Don Looney and DeSean Jackson play for?"
+    assert shared(team) == ("team", "Don Looney", "DeSean Jackson") and is_comparison(team)
+    players = {"Don Looney": "Don Looney was an American football end in the National "
+                             "Football League. He played for the Philadelphia Eagles.",
+               "DeSean Jackson": "DeSean Jackson is an American football wide receiver in "
+                                 "the National Football League. He was drafted by the "
+                                 "Philadelphia Eagles in 2008."}
+    # not 'He' (a sentence's first word), 'National Football League' (the question's 'NFL'
+    # spelled out), 'American' (not asked) nor 'Eagles' (part of a longer name)
+    got = compare(team, players, nlp())
+    assert got is not None and got.answer == "Philadelphia Eagles"
+    bare = "What do Susan Stafford and Vanna White have in common?"
+    assert shared(bare) == ("", "Susan Stafford", "Vanna White")
+    hosts = {"Susan Stafford": "Susan Stafford is an American former model, best known as the "
+                               "original hostess of Wheel of Fortune.",
+             "Vanna White": "Vanna White is an American television personality, the hostess "
+                            "of Wheel of Fortune since 1982."}
+    got = compare(bare, hosts, nlp())
+    assert got is not None and got.answer == "Wheel of Fortune"
+    origin = "What country of origin does The Late Late Show and Craig Kilborn have in common?"
+    assert shared(origin) == ("country", "The Late Late Show", "Craig Kilborn")
+    got = compare(origin, {"The Late Late Show": "The Late Late Show is an American late-night "
+                                                 "talk show on CBS.",
+                           "Craig Kilborn": "Craig Kilborn is an American comedian who hosted "
+                                            "a show on CBS."}, nlp())
+    assert got is not None and got.answer == "American"
+    # a name that says it is another kind of place is no answer to 'what city'
+    city = "What city does Paul Clyne and David Soares have in common?"
+    lawyers = {"Paul Clyne": "Paul Clyne was the District Attorney of Albany County.",
+               "David Soares": "David Soares is the District Attorney of Albany County."}
+    assert compare(city, lawyers, nlp()) is None
+    # without a word that says the two have it in common, two names are not compared
+    assert shared("What year did Paul Clyne and David Soares marry?") is None
 
 
 def _collection(tmp_path: Path, fmt: str, docs: list[dict[str, str]]) -> Path:

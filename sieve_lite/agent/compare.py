@@ -16,8 +16,10 @@ from the text read about each option:
   the words of a property ('both opera composers');
 * ``decide``: the option whose value comes first or last, or yes / no for 'same' and 'both'
   ('no' for 'both' only when a text names another nation or state than the one asked), or
-  the one value two openings share ('What occupation do A and B share?'); nothing when a
-  value is missing on either side (no answer beats a guess).
+  the one value two openings share ('What occupation do A and B share?'), else the one
+  name both texts say ('Which NFL team did both A and B play for?', 'What do A and B have
+  in common?'); nothing when a value is missing on either side or two could answer (no
+  answer beats a guess).
 
 Nothing here knows a collection or a data set: dates, demonyms and places are read from the
 text with the same patterns and pipeline as ``read.py``; a country and its people's name
@@ -316,14 +318,46 @@ _SHARED = re.compile(r"^(?i:what|which)\s+(?:(?i:kind|type|sort)\s+of\s+)?([a-z]
                      r"(?:\b(?:share|shared|have\s+in\s+common|both)\b[^?]*)?\?\s*$")
 
 
+# 'Which NFL team did both Don Looney and DeSean Jackson play for?', 'What do Susan Stafford
+# and Vanna White have in common?', 'What country of origin does The Late Late Show and Craig
+# Kilborn have in common?': a noun of any length, or none, and any verb after the two names,
+# when the question says that the two have it in common.
+_COMMON = re.compile(r"^(?i:what|which)\s+(?:(?i:kind|type|sort)\s+of\s+)?"
+                     r"((?:[A-Za-z]+\s+){0,3}?)(?:do|did|does|were|are|was|is)\s+"
+                     r"(?:both\s+)?(?:the\s+)?([A-Z0-9][^?]*?)\s+and\s+(?:the\s+)?"
+                     r"([A-Z0-9+][^?]*?)\s*\?\s*$")
+_COMMON_CUE = re.compile(r"\b(?:both|in\s+common|share|shared)\b", re.I)
+
+
+def _a_name(name: str) -> bool:
+    """Whether ``name`` reads as a name, not a clause ('the owner of a Japanese restaurant
+    in the Tribeca neighborhood'): six words at most, or up to nine of which at most two
+    are lower-case ('Dan Law Field at Rip Griffin Park')."""
+    ws = name.split()
+    return len(ws) <= 6 or (len(ws) <= 9 and sum(w[:1].islower() for w in ws) <= 2)
+
+
 def shared(q: Question | str) -> tuple[str, str, str] | None:
     """(the noun asked, one subject, the other) for a question about what two things have
-    in common; None for any other question."""
+    in common; None for any other question. The noun is the head of the phrase asked
+    ('team' of 'NFL team', 'country' of 'country of origin'), '' when the question names
+    none ('What do A and B have in common?')."""
     q = analyze(q)
-    m = _SHARED.match(q.text.strip())
-    if not m or any(len(m.group(i).split()) > 6 for i in (2, 3)):
+    text = q.text.strip()
+    cue = bool(_COMMON_CUE.search(text))
+    m = _SHARED.match(text)
+    # ('What year did A and B marry?' asks when, not what the two share)
+    if m and all(len(m.group(i).split()) <= 6 for i in (2, 3)) and \
+            (cue or all(_bare(m.group(i)) == m.group(i).strip(" ,") for i in (2, 3))):
+        return (m.group(1).lower(), _bare(m.group(2)), _bare(m.group(3)))
+    m = _COMMON.match(text)
+    if not m or not cue:
+        return None
+    a, b = _bare(m.group(2)), _bare(m.group(3))
+    if not (_a_name(a) and _a_name(b)):
         return None   # a clause, not a name ('What chef is the owner of a Japanese ...')
-    return (m.group(1).lower(), m.group(2).strip(" ,"), m.group(3).strip(" ,"))
+    noun = m.group(1).split(" of ")[0].split()
+    return (noun[-1].lower() if noun else "", a, b)
 
 
 def subjects(q: Question | str) -> tuple[str, ...]:
@@ -516,11 +550,84 @@ def in_common(noun: str, text_a: str, text_b: str, entities: Any, asked: set[str
     when there is none, or more than one (no answer beats a guess)."""
     if entities is None:
         return ""
-    vb = {v.casefold() for v in _opening_values(noun, text_b, entities)}
-    found = list(dict.fromkeys(
-        v for v in _opening_values(noun, text_a, entities)
-        if v.casefold() in vb and not set(words(v)) <= asked))
+    found: list[str] = []
+    if noun:
+        vb = {v.casefold() for v in _opening_values(noun, text_b, entities)}
+        found = list(dict.fromkeys(
+            v for v in _opening_values(noun, text_a, entities)
+            if v.casefold() in vb and not set(words(v)) <= asked and not _other_kind(noun, v)))
+    if not found:
+        found = _common_names(noun, text_a, text_b, entities, asked)
     return found[0] if len(found) == 1 else ""
+
+
+# Entity kinds that count or date things: no name two things can have in common.
+_AMOUNTS = frozenset({"CARDINAL", "ORDINAL", "DATE", "TIME", "QUANTITY", "PERCENT", "MONEY"})
+# A run of capitalised words, with 'of' / 'the' / 'and' / 'de' inside ('Wheel of Fortune')
+_CAPITALISED = re.compile(r"[A-Z][\w'’.&-]*(?:\s+(?:(?:of|the|and|de|for)\s+)*[A-Z][\w'’.&-]*)*")
+
+
+# Words that end a name by saying what kind of thing it is.
+_KINDS = frozenset("""county state city town province district region country university
+college school church river lake mountain island""".split())
+
+
+def _other_kind(noun: str, name: str) -> bool:
+    """Whether ``name`` says it is another kind of place than ``noun`` asks for ('Albany
+    County' for 'what city')."""
+    singular = noun[:-3] + "y" if noun.endswith("ies") else noun.removesuffix("s")
+    kind = next((k for k in (noun, singular) if k in _KINDS), "")
+    last = (words(name) or [""])[-1]
+    return bool(kind) and last in _KINDS and last != kind
+
+
+def _names_in(text: str, entities: Any) -> dict[str, str]:
+    """The names ``text`` says (spaCy's entities that are not amounts, and runs of
+    capitalised words), folded (no leading 'the') -> as written."""
+    from .read import split_sentences
+
+    doc = entities(" ".join(text.split()[:200]))
+    spans = [e.text for e in doc.ents if e.label_ not in _AMOUNTS]
+    spans += [m.group(0) for sentence in split_sentences(doc.text)
+              for m in _CAPITALISED.finditer(sentence)]
+    out: dict[str, str] = {}
+    for span in spans:
+        span = re.sub(r"^(?:the|The)\s+", "", span.strip(" .,;:'\"’"))
+        key = " ".join(words(span))
+        # ('He', 'In' open a sentence: capitalised, and no name)
+        if key and not key.isdigit() and not set(key.split()) <= STOPWORDS:
+            out.setdefault(key, span)
+    return out
+
+
+def _common_names(noun: str, text_a: str, text_b: str, entities: Any,
+                  asked: set[str]) -> list[str]:
+    """The names both texts say ('Wheel of Fortune' on two hostesses' pages, 'Philadelphia
+    Eagles' on two players'), of the kind asked: a nationality for 'country' or
+    'nationality', else no nationality. Not the question's own words, nor their letters
+    spelled out ('National Football League' for 'NFL'), nor a part of a longer common name
+    ('Eagles' of 'Philadelphia Eagles')."""
+    names_b = _names_in(text_b, entities)
+    nations = demonyms()
+    peoples = set(nations.values())
+    wants_nation = noun in ("country", "countries", "nationality", "nationalities", "origin")
+    initials = {w for w in asked if len(w) > 1}
+    common = []
+    for key, span in _names_in(text_a, entities).items():
+        ws = key.split()
+        if key not in names_b or set(ws) <= asked:
+            continue
+        caps = [w for w in span.split() if w[:1].isupper()]
+        if len(caps) > 1 and "".join(w[0] for w in caps).lower() in initials:
+            continue
+        if (key in nations or key in peoples) != wants_nation:
+            continue
+        if _other_kind(noun, span):
+            continue
+        common.append((key, span))
+    keys = [k for k, _ in common]
+    return [span for key, span in common
+            if not any(other != key and f" {key} " in f" {other} " for other in keys)]
 
 
 @dataclass(frozen=True)
