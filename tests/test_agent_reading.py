@@ -157,6 +157,19 @@ def test_candidates_are_typed_and_never_the_questions_words() -> None:
     assert "code" in kinds
 
 
+def test_a_person_asked_by_a_calling_is_a_person_not_an_initial() -> None:
+    # 'what civil rights leader' asks for a person; an initial alone is no candidate
+    q = analyze('"Black Maverick" is a biography of what American civil rights leader?')
+    text = ('"Black Maverick" is a biography of civil rights leader, surgeon and self-help '
+            'advocate T. R. M. Howard, who was a mentor to Medgar Evers.')
+    cands = read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates
+    texts = [c.text for c in cands]
+    assert not any(len(t) == 1 for t in texts)
+    people = [c for c in cands if c.kind == "person"]
+    assert people and people[0].text == "T. R. M. Howard"
+    assert people[0].prior >= max(c.prior for c in cands if c.kind == "phrase")
+
+
 def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
     # the head noun asked for is not 'a word of the question' to a phrase it heads
     q = analyze("What kind of quotes should always surround a docstring?")

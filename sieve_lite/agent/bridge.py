@@ -30,19 +30,8 @@ from .lives import asked_fact
 from .queries import search_words
 from .queries import titled as titled_doc
 from .question import STOPWORDS, Question, analyze
-from .roles import said_in_role
+from .roles import PERSON_ROLES, said_in_role
 
-PERSON_ROLES = frozenset("""
-director directors composer performer singer author writer producer father mother parent
-spouse wife husband son daughter child brother sister sibling founder creator president
-leader owner ceo chairman player coach manager captain member grandfather grandmother
-inventor designer architect artist actor actress presenter host editor publisher narrator
-screenwriter lyricist conductor king queen emperor ruler governor mayor successor
-predecessor head minister chief teacher student woman man person
-physicist scientist chemist biologist mathematician astronomer economist historian philosopher
-poet novelist playwright journalist musician pianist guitarist drummer rapper painter sculptor
-photographer politician engineer footballer comedian dancer businessman industrialist
-""".split())
 PLACE_ROLES = frozenset("""
 country city state county province region town village place location birthplace capital
 area district island continent nation municipality

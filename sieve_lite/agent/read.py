@@ -37,6 +37,7 @@ from .lives import asked_fact, life_date, life_place
 from .pipeline import nlp
 from .places import lookup, nation
 from .question import MONTHS, STOPWORDS, Question, analyze
+from .roles import PERSON_ROLES
 
 MAX_SENTENCE_CHARS = 400       # a longer 'sentence' (a table, a code block) is cut
 SHOWN_SENTENCES = 4            # sentences the model is shown of one read
@@ -113,6 +114,11 @@ CODE_NOUNS = frozenset({
 _PERSON_NOUNS = frozenset({"person", "author", "developer", "manager", "editor", "owner",
                            "creator", "inventor", "founder", "director", "champion",
                            "delegate", "maintainer", "writer"})
+
+# ... and the callings that name a person ('what American civil rights leader'), but for
+# those a company or a thing fills as well ('which publisher', 'the head of').
+_PERSON_ASKED = PERSON_ROLES - {"publisher", "producer", "head", "member", "host", "chief",
+                                "successor", "predecessor", "player"}
 
 
 @dataclass(frozen=True)
@@ -269,7 +275,7 @@ def _kind_weights(q: Question) -> dict[str, float]:
         return {"number": 1.0, "date": 0.2}
     if q.asks_version or t.head in ("version", "release"):
         return {"version": 1.0, "number": 0.6, "date": 0.2}
-    if nouns & _PERSON_NOUNS:
+    if nouns & _PERSON_NOUNS or t.head in _PERSON_ASKED:
         return {"person": 1.0, "entity": 0.5, "phrase": 0.2}
     if nouns & {"month"}:
         return {"date": 1.0, "entity": 0.3}
@@ -494,6 +500,9 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if not text or w <= 0:
                 continue
             ws = words(text)
+            # an initial alone ('T' of 'T. R. M. Howard') is no answer
+            if len(text) == 1 and text.isalpha():
+                continue
             # made only of the question's words ('techniques' for 'What technique'): no answer
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
                     w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):

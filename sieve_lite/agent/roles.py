@@ -14,6 +14,20 @@ from __future__ import annotations
 
 import re
 
+# Nouns that name a person by a role or a calling ('the director of X', 'what American civil
+# rights leader'): the bridge goes through them, the reader expects a person for them.
+PERSON_ROLES = frozenset("""
+director directors composer performer singer author writer producer father mother parent
+spouse wife husband son daughter child brother sister sibling founder creator president
+leader owner ceo chairman player coach manager captain member grandfather grandmother
+inventor designer architect artist actor actress presenter host editor publisher narrator
+screenwriter lyricist conductor king queen emperor ruler governor mayor successor
+predecessor head minister chief teacher student woman man person
+physicist scientist chemist biologist mathematician astronomer economist historian philosopher
+poet novelist playwright journalist musician pianist guitarist drummer rapper painter sculptor
+photographer politician engineer footballer comedian dancer businessman industrialist
+""".split())
+
 # A name: capitalised words ('J.' an initial), a particle between them ('Ludwig van
 # Beethoven'); one word is a name too ('Ruslana', 'Diplo'), a number may lead ('2 Chainz').
 _UPPER = r"[A-ZÀ-ÖØ-ÞĀ-ſ](?<![a-zß-ÿ])"
@@ -109,4 +123,4 @@ def said_in_role(text: str, role: str) -> list[str]:
     return list(dict.fromkeys(n for n in cleaned if n and not n.isdigit()))
 
 
-__all__ = ["NAME", "said_in_role"]
+__all__ = ["NAME", "PERSON_ROLES", "said_in_role"]
