@@ -170,6 +170,17 @@ def test_a_person_asked_by_a_calling_is_a_person_not_an_initial() -> None:
     assert people[0].prior >= max(c.prior for c in cands if c.kind == "phrase")
 
 
+def test_a_role_that_points_at_a_pep_reads_as_the_pep_and_markup_is_no_answer() -> None:
+    q = analyze("Which governance proposal did this one build on?")
+    text = ("This PEP proposes a governance model built on :pep:`8010`, with a trio of "
+            "leaders as described in :pep:`the council model <8016>`.")
+    reading = read_for(q, text, ("d", "s"), lambda _w: 1.0)
+    texts = [c.text for c in reading.candidates]
+    assert "PEP 8010" in texts and "the council model" in reading.text()
+    assert not any("`" in t or ":pep:" in t for t in texts)
+    assert ":pep:" not in reading.text()
+
+
 def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
     # the head noun asked for is not 'a word of the question' to a phrase it heads
     q = analyze("What kind of quotes should always surround a docstring?")

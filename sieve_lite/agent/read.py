@@ -69,6 +69,9 @@ _MARKUP = re.compile(r"\s*\[[^\]]{1,12}\]_|\s*<[^<>\s]{1,80}>|`_$|(?<=[A-Za-z0-9
 # template literals <https://...>`_', '[the RFC](https://...)'); the address is noise to the
 # model, and its length kept the words from ever being a candidate.
 _LINK = re.compile(r"`([^`<>\n]+?)\s*<[^<>`\s]+>`__?|\[([^\[\]\n]+)\]\((?:https?://|\.{0,2}/)[^()\s]*\)")
+# A reST role that points at a PEP or an RFC (':pep:`8010`', ':pep:`the trio <8011>`') reads
+# as what it renders: 'PEP 8010', 'the trio'. ('pep:`8010' was answered as a leader's name.)
+_DOC_ROLE = re.compile(r":(pep|rfc):`(?:([^`<>\n]*?)\s*<)?(\d+)>?`", re.I)
 _URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
@@ -500,8 +503,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if not text or w <= 0:
                 continue
             ws = words(text)
-            # an initial alone ('T' of 'T. R. M. Howard') is no answer
-            if len(text) == 1 and text.isalpha():
+            # an initial alone ('T' of 'T. R. M. Howard') is no answer, nor is markup
+            if (len(text) == 1 and text.isalpha()) or "`" in text:
                 continue
             # made only of the question's words ('techniques' for 'What technique'): no answer
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
@@ -655,6 +658,7 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
     """Narrow one read to the question: its best sentences and their candidates. A blank
     the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
     q = analyze(q)
+    text = _DOC_ROLE.sub(lambda m: m.group(2) or f"{m.group(1).upper()} {m.group(3)}", text)
     sentences = split_sentences(_LINK.sub(lambda m: m.group(1) or m.group(2), text))
     ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
