@@ -799,39 +799,48 @@ def test_what_two_things_have_in_common_is_what_both_openings_say() -> None:
                              "also owns a bar in Nevada?")
 
 
-def test_what_two_things_have_in_common_is_a_name_both_texts_say() -> None:
-    team = "Which NFL team did both Don Looney and DeSean Jackson play for?"
-    assert shared(team) == ("team", "Don Looney", "DeSean Jackson") and is_comparison(team)
-    players = {"Don Looney": "Don Looney was an American football end in the National "
-                             "Football League. He played for the Philadelphia Eagles.",
-               "DeSean Jackson": "DeSean Jackson is an American football wide receiver in "
-                                 "the National Football League. He was drafted by the "
-                                 "Philadelphia Eagles in 2008."}
-    # not 'He' (a sentence's first word), 'National Football League' (the question's 'NFL'
-    # spelled out), 'American' (not asked) nor 'Eagles' (part of a longer name)
-    got = compare(team, players, nlp())
-    assert got is not None and got.answer == "Philadelphia Eagles"
-    bare = "What do Susan Stafford and Vanna White have in common?"
-    assert shared(bare) == ("", "Susan Stafford", "Vanna White")
-    hosts = {"Susan Stafford": "Susan Stafford is an American former model, best known as the "
-                               "original hostess of Wheel of Fortune.",
-             "Vanna White": "Vanna White is an American television personality, the hostess "
-                            "of Wheel of Fortune since 1982."}
-    got = compare(bare, hosts, nlp())
-    assert got is not None and got.answer == "Wheel of Fortune"
-    origin = "What country of origin does The Late Late Show and Craig Kilborn have in common?"
-    assert shared(origin) == ("country", "The Late Late Show", "Craig Kilborn")
-    got = compare(origin, {"The Late Late Show": "The Late Late Show is an American late-night "
-                                                 "talk show on CBS.",
-                           "Craig Kilborn": "Craig Kilborn is an American comedian who hosted "
-                                            "a show on CBS."}, nlp())
-    assert got is not None and got.answer == "American"
+# (question, what ``shared`` reads of it, each subject's text, the answer or None)
+IN_COMMON = [
+    ("Which NFL team did both Don Looney and DeSean Jackson play for?",
+     ("team", "Don Looney", "DeSean Jackson"),
+     # not 'He' (a sentence's first word), 'National Football League' (the question's 'NFL'
+     # spelled out), 'American' (not asked) nor 'Eagles' (part of a longer name)
+     ("Don Looney was an American football end in the National Football League. He played "
+      "for the Philadelphia Eagles.",
+      "DeSean Jackson is an American football wide receiver in the National Football League. "
+      "He was drafted by the Philadelphia Eagles in 2008."),
+     "Philadelphia Eagles"),
+    ("What do Susan Stafford and Vanna White have in common?",
+     ("", "Susan Stafford", "Vanna White"),
+     ("Susan Stafford is an American former model, best known as the original hostess of "
+      "Wheel of Fortune.",
+      "Vanna White is an American television personality, the hostess of Wheel of Fortune "
+      "since 1982."),
+     "Wheel of Fortune"),
+    ("What country of origin does The Late Late Show and Craig Kilborn have in common?",
+     ("country", "The Late Late Show", "Craig Kilborn"),
+     ("The Late Late Show is an American late-night talk show on CBS.",
+      "Craig Kilborn is an American comedian who hosted a show on CBS."),
+     "American"),
     # a name that says it is another kind of place is no answer to 'what city'
-    city = "What city does Paul Clyne and David Soares have in common?"
-    lawyers = {"Paul Clyne": "Paul Clyne was the District Attorney of Albany County.",
-               "David Soares": "David Soares is the District Attorney of Albany County."}
-    assert compare(city, lawyers, nlp()) is None
-    # without a word that says the two have it in common, two names are not compared
+    ("What city does Paul Clyne and David Soares have in common?",
+     ("city", "Paul Clyne", "David Soares"),
+     ("Paul Clyne was the District Attorney of Albany County.",
+      "David Soares is the District Attorney of Albany County."),
+     None),
+]
+
+
+@pytest.mark.parametrize("question, parts, texts, answer", IN_COMMON)
+def test_what_two_things_have_in_common_is_a_name_both_texts_say(
+        question: str, parts: tuple[str, str, str], texts: tuple[str, str],
+        answer: str | None) -> None:
+    assert shared(question) == parts and is_comparison(question)
+    got = compare(question, dict(zip(parts[1:], texts, strict=True)), nlp())
+    assert (got.answer if got else None) == answer
+
+
+def test_two_names_are_not_compared_without_a_word_that_they_share_something() -> None:
     assert shared("What year did Paul Clyne and David Soares marry?") is None
 
 
