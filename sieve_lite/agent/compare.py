@@ -546,8 +546,9 @@ def _opening_values(noun: str, text: str, entities: Any) -> list[str]:
 
 def in_common(noun: str, text_a: str, text_b: str, entities: Any, asked: set[str]) -> str:
     """The one value of the kind ``noun`` names that both openings say ('director' for 'What
-    occupation do Chris Menges and Aram Avakian share?'), not a word of the question; ''
-    when there is none, or more than one (no answer beats a guess)."""
+    occupation do Chris Menges and Aram Avakian share?'), not a word of the question, else
+    the one name both texts say (``_common_names``: 'Wheel of Fortune' for 'What do A and B
+    have in common?'); '' when there is none, or more than one (no answer beats a guess)."""
     if entities is None:
         return ""
     found: list[str] = []
