@@ -317,6 +317,7 @@ KEYED = [
     ("What is the status of PEP 618?", {"Final"}),
     ("What type of PEP is the zip length-checking proposal?", {"Standards", "Track"}),
     ("Who wrote the zip length-checking PEP?", {"Brandt", "Bucher", "Tony", "Lownds"}),
+    ("Who came up with strict zip?", {"Brandt", "Bucher", "Tony", "Lownds"}),
     ("Who is the sponsor of PEP 618?", {"Antoine", "Pitrou"}),
     ("When was the zip length-checking PEP created?", {"01-May-2020"}),
     ("Which Python version does the zip length-checking PEP target?", {"3.10"}),

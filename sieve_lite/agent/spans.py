@@ -217,7 +217,8 @@ _REFERENCE = re.compile(r"(?:[A-Za-z]{2,10}[ -]?)?\d{1,5}(?:\s*,\s*(?:[A-Za-z]{2
                         r"\d{1,5})*")
 _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored", "authors",
             "co-authored", "coauthored", "proposed", "proposes", "propose", "created",
-            "creates", "drafted", "submitted", "penned", "behind", "by")
+            "creates", "drafted", "submitted", "penned", "behind", "by", "invented",
+            "introduced", "conceived", "devised", "came")  # 'who came up with'
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
           "director", "inventor", "designer")
