@@ -29,7 +29,7 @@ from ..words import words
 from .lives import asked_fact
 from .queries import search_words
 from .queries import titled as titled_doc
-from .question import STOPWORDS, Question, analyze
+from .question import STOPWORDS, Question, analyze, singular
 from .roles import PERSON_ROLES, said_in_role
 
 PLACE_ROLES = frozenset("""
@@ -221,10 +221,7 @@ def _locate(low: str, name: str) -> tuple[int, int] | None:
 
 def _singular(word: str) -> str:
     """'performers' -> 'performer' when the singular is a role ('countries' -> 'country')."""
-    for cut, add in (("ies", "y"), ("s", "")):
-        if word.endswith(cut) and word[: -len(cut)] + add in _KIND_OF:
-            return word[: -len(cut)] + add
-    return word
+    return singular(word, _KIND_OF)
 
 
 # How a text says a role with a verb whose forms do not share its first five letters

@@ -39,7 +39,7 @@ from ..words import words
 from .lives import When, dates_in, life_date
 from .places import WITHIN, demonyms, nation, place, places_in, provinces
 from .queries import search_words, titled
-from .question import STOPWORDS, Question, analyze
+from .question import STOPWORDS, Question, analyze, singular
 from .roles import said_in_role
 
 _BIRTH = ("born", "birth", "older", "oldest", "younger", "youngest", "age")
@@ -262,13 +262,6 @@ def held(q: Question | str, text: str) -> tuple[int, int] | None:
             else:
                 i += 1
     return got + sum(w[:5] in have for w in rest), total + len(rest)
-
-
-def holds(q: Question | str, text: str) -> bool | None:
-    """For 'both X' questions: whether ``text`` says X, every word of it (``held``); None
-    when the question names no property."""
-    got = held(q, text)
-    return None if got is None else got[0] == got[1]
 
 
 def _opening(text: str) -> str:
@@ -576,10 +569,9 @@ college school church river lake mountain island""".split())
 def _other_kind(noun: str, name: str) -> bool:
     """Whether ``name`` says it is another kind of place than ``noun`` asks for ('Albany
     County' for 'what city')."""
-    singular = noun[:-3] + "y" if noun.endswith("ies") else noun.removesuffix("s")
-    kind = next((k for k in (noun, singular) if k in _KINDS), "")
+    kind = singular(noun, _KINDS)
     last = (words(name) or [""])[-1]
-    return bool(kind) and last in _KINDS and last != kind
+    return kind in _KINDS and last in _KINDS and last != kind
 
 
 def _names_in(text: str, entities: Any) -> dict[str, str]:
@@ -871,5 +863,5 @@ def _key(x: When, other: When) -> tuple[int, int, int]:
 
 
 __all__ = ["Comparison", "Verdict", "When", "contradicts", "count_of", "dates_in", "decide",
-           "demonyms", "documents_for", "holds", "in_common", "is_comparison", "provinces",
+           "demonyms", "documents_for", "held", "in_common", "is_comparison", "provinces",
            "related_name", "relation", "shared", "subjects", "value"]

@@ -15,6 +15,7 @@ name connectors, comparison words).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -672,5 +673,14 @@ def _order(ws: tuple[str, ...]) -> str:
     return ""
 
 
+def singular(word: str, known: Collection[str]) -> str:
+    """``word``'s singular when that is one of ``known`` ('countries' -> 'country',
+    'performers' -> 'performer'); ``word`` itself otherwise."""
+    for cut, add in (("ies", "y"), ("s", "")):
+        if word.endswith(cut) and word[: -len(cut)] + add in known:
+            return word[: -len(cut)] + add
+    return word
+
+
 __all__ = ["CONNECTORS", "MONTHS", "NUMERIC_NOUNS", "QUESTION_WORDS", "STOPWORDS", "DateRef",
-           "Question", "Target", "analyze", "names"]
+           "Question", "Target", "analyze", "names", "singular"]
