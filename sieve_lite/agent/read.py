@@ -72,6 +72,9 @@ _LINK = re.compile(r"`([^`<>\n]+?)\s*<[^<>`\s]+>`__?|\[([^\[\]\n]+)\]\((?:https?
 # A reST role that points at a PEP or an RFC (':pep:`8010`', ':pep:`the trio <8011>`') reads
 # as what it renders: 'PEP 8010', 'the trio'. ('pep:`8010' was answered as a leader's name.)
 _DOC_ROLE = re.compile(r":(pep|rfc):`(?:([^`<>\n]*?)\s*<)?(\d+)>?`", re.I)
+# A reST footnote or citation reference ('[8]_', '[#]_', '[Knuth74]_') stands for a note,
+# not for a number or a name of the text ('8' was a candidate answer for 'how many')
+_FOOTNOTE = re.compile(r"\s*\[(?:\d+|#[\w-]*|\*|[A-Za-z][\w.-]{0,20})\]_(?!\w)")
 _URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
@@ -500,11 +503,18 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if _URL.search(text):
                 continue  # an address is where something is, not what it is
             w = 1.0 if _names_asked(q, text) else _kind_fit(q, text, kind, weights)
+            if q.target.asks_kind and _name_of(text, q.target.head):
+                # 'What kind of university ...' asks for a kind ('a land-grant university'),
+                # which no name of one ('Rutgers University') is ('Standards Track' may be
+                # the type of a PEP)
+                w *= NOT_A_KIND
             if not text or w <= 0:
                 continue
             ws = words(text)
-            # an initial alone ('T' of 'T. R. M. Howard') is no answer, nor is markup
-            if (len(text) == 1 and text.isalpha()) or "`" in text:
+            # an initial alone ('T' of 'T. R. M. Howard') is no answer, nor is markup, nor
+            # the rest of a reference a span cut in two ('8]_' of '[8]_')
+            if (len(text) == 1 and text.isalpha()) or "`" in text or "]_" in text or \
+                    text.count("[") != text.count("]"):
                 continue
             # made only of the question's words ('techniques' for 'What technique'): no answer
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
@@ -551,6 +561,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
 
 
 NOT_NAMED = 0.3   # the prior's factor for another name when one is named as asked
+NOT_A_KIND = 0.5  # ... for a name of the noun asked when the question asks what kind
 IN_PLACE_FIT = 0.9  # the kind's fit of a span said where the question word stands
 _ARTICLES = frozenset({"the", "a", "an"})
 
@@ -591,7 +602,6 @@ def _names_asked(q: Question, text: str) -> bool:
     head = q.target.head
     if q.target.kind not in ("what", "where") or len(head) < 3 or q.target.asks_kind:
         return False
-    toks = text.split()
     if text[:1].isupper() and head in ("state", "province", "country"):
         # 'In what state ...': 'Minnesota' is a state, 'Golden Valley' is not known to be
         # one, and 'United States' is a country ('American' its people, not a country)
@@ -599,7 +609,19 @@ def _names_asked(q: Question, text: str) -> bool:
         if found is not None:
             return (found[1] == "nation") == (head == "country") and \
                 (head != "country" or nation(text) != " ".join(words(text)))
-    return len(toks) > 1 and toks[-1][:1].isupper() and _inflects(toks[-1].lower(), head)
+    return _name_of(text, head)
+
+
+def _name_of(text: str, noun: str) -> bool:
+    """Whether ``text`` is a name of a ``noun``: its last word, or the word before 'of' in a
+    name built on it, is that noun, capitalised ('Sangre de Cristo Range', 'Anglican Church
+    of Canada' for 'church', 'University of Chicago')."""
+    toks = text.split()
+    if len(toks) < 2:
+        return False
+    heads = [toks[-1]] + [toks[i - 1] for i in range(1, len(toks) - 1)
+                          if toks[i] == "of" and toks[i + 1][:1].isupper()]
+    return any(h[:1].isupper() and _inflects(h.lower(), noun) for h in heads)
 
 
 _BLANK = re.compile(r"_{2,}")
@@ -659,6 +681,7 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
     the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
     q = analyze(q)
     text = _DOC_ROLE.sub(lambda m: m.group(2) or f"{m.group(1).upper()} {m.group(3)}", text)
+    text = _FOOTNOTE.sub("", text)
     sentences = split_sentences(_LINK.sub(lambda m: m.group(1) or m.group(2), text))
     ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
