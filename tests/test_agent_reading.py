@@ -179,6 +179,12 @@ def test_a_role_that_points_at_a_pep_reads_as_the_pep_and_markup_is_no_answer() 
     assert "PEP 8010" in texts and "the council model" in reading.text()
     assert not any("`" in t or ":pep:" in t for t in texts)
     assert ":pep:" not in reading.text()
+    # a footnote reference stands for a note: neither its number nor a piece of it answers
+    text = ("C# forbids ending statements like ``return`` within a ``finally``\n[8]_, [9]_. "
+            "It was fixed in version 3 [10]_ of the language.")
+    for asked in ("What does a return inside a finally block do?", "Which version fixed it?"):
+        texts = [c.text for c in read_for(analyze(asked), text, None, lambda _w: 1.0).candidates]
+        assert not {"8", "9", "10"} & set(texts) and not any("]" in t for t in texts)
 
 
 def test_a_thing_of_the_asked_kind_is_a_candidate() -> None:
@@ -580,6 +586,9 @@ def test_a_bridge_goes_through_a_work_the_question_describes(tmp_path: Path) -> 
             == ["actor"]
         assert relations("Which country the director of film Paper Kites is from?",
                          "Paper Kites")[0].role == "director"
+        # a clause after the entity about another name says which one is meant, not a role
+        assert relations("Humboldt Peak, in the state where Silverton is located, is part of "
+                         "what mountain range?", "Humboldt Peak") == []
     # a role before the entity with a relative clause: the clause's verb goes with it
     with sieve_lite.open(db) as coll:
         b = _first_hop(coll, "Who directed the 2015 film in which Tam Ruddle appeared?")
@@ -1063,6 +1072,30 @@ def test_a_bridge_reads_the_filler_s_document_about_what_is_asked(tmp_path: Path
         assert b.fillers[0] == "Neil Young" and "Neil Young" not in b.fillers[1:]
 
 
+def test_a_filler_without_a_page_is_read_where_a_title_holds_it(tmp_path: Path) -> None:
+    db = _collection(tmp_path, "musique", [
+        {"title": "Pocahontas Mounds", "text": "Pocahontas Mounds is an archaeological site "
+         "in Hinds County, Mississippi."},
+        {"title": "Midway, Copiah County, Mississippi", "text": "Midway, Mississippi, is a "
+         "part of the United States."},
+        {"title": "History of Mississippi", "text": "In 1817 elected delegates wrote a "
+         "constitution and applied to Congress for statehood. On Dec. 10, 1817, the western "
+         "portion of Mississippi Territory became the State of Mississippi, the 20th state of "
+         "the Union."},
+        {"title": "Tennessee", "text": "Tennessee, beside Mississippi, became part of the "
+         "United States."},
+    ])
+    with sieve_lite.open(db) as coll:
+        b = Bridge(coll, "When did the state where Pocahontas Mounds is located become part "
+                         "of the United States?", nlp())
+        b.on_read(b.start, coll.fetch(b.start, "(intro)").text)
+        # no page is titled 'Mississippi': the page about it is one whose title holds it,
+        # not a place in it (after a comma), nor a page that only says it
+        assert b.named == "Mississippi" and b.answer_doc == "History of Mississippi"
+        # the role and the relative clause that holds the entity give way to the filler
+        assert b.question() == "When did Mississippi become part of the United States?"
+
+
 def test_a_grandparent_is_a_parent_s_parent(tmp_path: Path) -> None:
     db = _collection(tmp_path, "2wiki", [
         {"title": "Thomas Baker", "text": "Thomas Baker was an English painter. He was the son "
@@ -1098,7 +1131,15 @@ def test_a_bridge_takes_the_place_the_text_says_it_is_in() -> None:
     country = Hop("country", "place", ("country",))
     text = ("Damerjog is a small village located in eastern Djibouti, in the Arta Region, "
             "north of the border with Somalia.")
-    assert bridge_name(text, country, nlp(), set())[0] == "Djibouti"  # not what it borders
+    names = bridge_name(text, country, nlp(), set())
+    assert names[0] == "Djibouti" and "Somalia" not in names  # not what it borders
+    # a part of a place said by its direction is in that place ('West Virginia' is not)
+    area = Hop("area", "place", ("area",))
+    text = ("The Intrepid Wind Farm consists of 107 wind turbines, located in Sac and Buena "
+            "Vista counties in north-west Iowa.")
+    assert "Iowa" in bridge_name(text, area, nlp(), set())
+    text = "The Lost River flows through West Virginia."
+    assert "Virginia" not in bridge_name(text, area, nlp(), set())
     # 'written by' names the writer, though 'written' and 'writer' part after four letters
     writer = relations("Who was the writer of These Boots Are Made for Walkin?",
                        "These Boots Are Made for Walkin")[0]
@@ -1171,11 +1212,21 @@ def test_a_name_of_the_kind_asked_for_is_preferred() -> None:
             "Rocky Mountains of North America.")
     top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
     assert top.text == "Sangre de Cristo Range" and top.prior > 0.8
+    # a name built on the noun asked, with 'of', is such a name too
+    q = analyze("Of what church is the Diocese of Fredericton?")
+    text = ("The Diocese of Fredericton is a diocese of the Ecclesiastical Province of Canada "
+            "of the Anglican Church of Canada. Established in 1845, its first bishop was John "
+            "Medley.")
+    prior = {c.text: c.prior for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert prior["Anglican Church of Canada"] > 0.8
     # ... but 'what kind of university' asks for a kind, not a name
     q = analyze("What kind of university did Judith Viorst attend?")
     text = "Viorst is a graduate of Rutgers University, a land-grant university in New Jersey."
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[:3]
-    assert "land-grant university" in [c.text for c in top]
+    cands = read_for(q, text, None, lambda _w: 1.0).candidates
+    assert cands[0].text == "land-grant university"
+    # ... which no proper name of one is
+    prior = {c.text: c.prior for c in cands}
+    assert prior["Rutgers University"] < 0.4 < prior["land-grant university"]
 
 
 def test_a_quoted_blank_is_filled_from_the_text_not_by_the_model() -> None:

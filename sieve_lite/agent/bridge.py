@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import QueryError
 from ..words import words
 from .lives import asked_fact
-from .queries import search_words
+from .queries import search_words, unqualified
 from .queries import titled as titled_doc
 from .question import STOPWORDS, Question, analyze, singular
 from .roles import PERSON_ROLES, said_in_role
@@ -166,10 +166,14 @@ def relations(q: Question | str, name: str) -> list[Hop]:
         # by an Italian physicist who has worked in France since what year?': a role after
         # the entity that a relative clause asks about, or a participle ('X plays Tyler in a
         # film directed by which director?', 'X was a raid by a unit founded in what year?')
+        tail = q.text[span[1]:]   # ('after' as written: the case of its names)
         m = next((m for m in re.finditer(r"\b(\w+)\s+(?:that|which|who|whose|where|"
                                          + _PARTICIPLE + r")", after)
                   if _singular(m.group(1)) in _KIND_OF
-                  and not _IS_A.fullmatch(after[:m.start(1)])), None)
+                  and not _IS_A.fullmatch(after[:m.start(1)])
+                  # 'Humboldt Peak, in the state where Silverton is located, is part of
+                  # what range?': a clause about another name says which X, not X's role
+                  and not re.match(r"\s*[A-Z]", tail[m.end():])), None)
         if m:
             hop = _hop(_singular(m.group(1)), q, low, name)
             # what the question says between the entity and the role is what the text
@@ -283,6 +287,13 @@ _BESIDE = re.compile(r"\b(?:borders?|bordering|border with|(?:north|south|east|w
                      r"near|across|opposite)\s+(?:the\s+)?$", re.I)
 
 
+# A part of a place said by its direction ('north-west Iowa', 'eastern Djibouti', 'central
+# Texas'), which spaCy keeps in the place's name; in lower case only ('West Virginia' and
+# 'Northern Ireland' are places of their own)
+_REGION_OF = re.compile(r"^(?:(?:north|south)(?:[- ]?(?:east|west))?(?:ern)?|east(?:ern)?|"
+                        r"west(?:ern)?|central|upper|lower)[- ]+(?=[A-Z])")
+
+
 def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[str]:
     """Things of the hop's kind that ``text`` names, best first: for a person, the names
     prose gives in the role (``roles.said_in_role``) first; then entities of the kind (for
@@ -331,8 +342,13 @@ def bridge_name(text: str, hop: Hop, entities: Any, exclude: set[str]) -> list[s
             if hop.role in ("country", "nation", "state") and j == len(ents) - 1 and not said:
                 score += 0.5  # a country is named last ('Maharashtra state, India' says which)
             if _BESIDE.search(sentence[max(0, start - 30):start]):
-                score -= 1.0  # a place it borders, or lies north of, is not where it is
+                if hop.kind == "place":
+                    continue  # a place it borders, or lies north of, is not where it is
+                score -= 1.0
             scored.append((score, -si, name))
+            if hop.kind == "place" and (bare := _REGION_OF.sub("", name)) != name and bare:
+                # 'north-west Iowa', 'eastern Djibouti': the part of a place is in the place
+                scored.append((score - 0.01, -si, bare))
             if name.lower().endswith(" " + hop.role):
                 # ... titled 'Katsina State', or just 'Maharashtra'
                 scored.append((score - 0.01, -si, name[: -len(hop.role) - 1]))
@@ -465,13 +481,20 @@ class Bridge:
         # alone (a page that names 'Henrik Ibsen' may say 'Norway's' without 'country' or
         # 'citizen'; a place's name is said on many pages that are not about it)
         last = [phrase] if (alone and len(ws) > 1) or not rest else []
-        for query in ([f"{phrase} AND ({' OR '.join(rest)})"] if rest else []) + last:
+        # a page whose title holds the name is about it ('History of Mississippi', 'Prague
+        # astronomical clock', 'South Korea at the Olympics'): first, with the other words
+        # (not for a person: 'Neil Young (album)' is not about him)
+        about = [f"{phrase}[title] AND ({' OR '.join(rest)})"] if rest and not alone else []
+        for query in about + ([f"{phrase} AND ({' OR '.join(rest)})"] if rest else []) + last:
             try:
                 res = self.coll.search(query, k=5, ranker="bm25", strict=True)
             except QueryError:
                 return None
             for r in res.results:
-                if str(r.id) not in self.path:
+                # ('Midway, Copiah County, Mississippi' is a place in it, not about it)
+                if str(r.id) not in self.path and not (query in about and re.search(
+                        r",\s*" + r"\W+".join(map(re.escape, ws)) + r"\W*$",
+                        unqualified(r.title).lower())):
                     return str(r.id)
         return None
 
@@ -489,6 +512,12 @@ class Bridge:
         if span is None:
             return text
         at, end = span
+        clause = self._relative_clause(span)
+        if clause is not None:
+            # 'the state where X is located', 'the city where X died': the role and its
+            # relative clause, as the question's parse gives them, are the filler
+            start, stop = clause
+            return text[:start] + self.named + re.sub(r"^\s*,", "", text[stop:])
         # the name's qualifier goes with it ('Damage (X Song)', 'Tin Roof (Y Song)')
         if text[end:end + 1] == ")" and text[at:end].count("(") > text[at:end].count(")"):
             end += 1
@@ -526,6 +555,26 @@ class Bridge:
                 re.fullmatch(r"\s*\w+(?:\s+\w+)?\s*\?", rest):
             rest = "?"
         return f"{text[:start]}{self.named}{rest}"
+
+    def _relative_clause(self, span: tuple[int, int]) -> tuple[int, int] | None:
+        """Where the outermost role of the question stands with the relative clause that
+        holds the entity ('the state where Pocahontas Mounds is located' in 'When did the
+        state where Pocahontas Mounds is located become part of the United States?'), as
+        spaCy's parse gives it; None without a parser or such a clause."""
+        if self.entities is None or not hasattr(self.entities, "pipe_names") or \
+                "parser" not in self.entities.pipe_names:
+            return None
+        roles = {h.role for h in self.hops}
+        best: tuple[int, int] | None = None
+        for tok in self.entities(self.q.text):
+            if tok.dep_ != "relcl" or _singular(tok.head.lower_) not in roles:
+                continue
+            sub = list(tok.head.subtree)
+            start, stop = sub[0].idx, sub[-1].idx + len(sub[-1])
+            if start <= span[0] and span[1] <= stop and \
+                    (best is None or stop - start > best[1] - best[0]):
+                best = (start, stop)
+        return best
 
     @property
     def answer(self) -> str:
