@@ -1094,6 +1094,13 @@ def test_a_filler_without_a_page_is_read_where_a_title_holds_it(tmp_path: Path) 
         assert b.named == "Mississippi" and b.answer_doc == "History of Mississippi"
         # the role and the relative clause that holds the entity give way to the filler
         assert b.question() == "When did Mississippi become part of the United States?"
+        # ... a clause of place only: a 'that' clause's parse takes in the main verb too often
+        q = "When was the state that holds Pocahontas Mounds admitted?"
+        at = q.index("Pocahontas")
+        assert Bridge(coll, q, nlp())._relative_clause((at, at + 17)) is None
+        q = "When was the state where Pocahontas Mounds lies admitted?"
+        at = q.index("Pocahontas")
+        assert Bridge(coll, q, nlp())._relative_clause((at, at + 17)) is not None
 
 
 def test_a_grandparent_is_a_parent_s_parent(tmp_path: Path) -> None:

@@ -569,6 +569,11 @@ class Bridge:
         for tok in self.entities(self.q.text):
             if tok.dep_ != "relcl" or _singular(tok.head.lower_) not in roles:
                 continue
+            # only a clause of place ('where X died'): a 'that' or 'which' clause's parse
+            # too often takes the main clause's verb in ('the novel that X based "Nina" on
+            # first published' lost 'first published' on HotpotQA)
+            if next(tok.subtree).lower_ != "where":
+                continue
             sub = list(tok.head.subtree)
             start, stop = sub[0].idx, sub[-1].idx + len(sub[-1])
             if start <= span[0] and span[1] <= stop and \
