@@ -72,9 +72,6 @@ _LINK = re.compile(r"`([^`<>\n]+?)\s*<[^<>`\s]+>`__?|\[([^\[\]\n]+)\]\((?:https?
 # A reST role that points at a PEP or an RFC (':pep:`8010`', ':pep:`the trio <8011>`') reads
 # as what it renders: 'PEP 8010', 'the trio'. ('pep:`8010' was answered as a leader's name.)
 _DOC_ROLE = re.compile(r":(pep|rfc):`(?:([^`<>\n]*?)\s*<)?(\d+)>?`", re.I)
-# A reST footnote or citation reference ('[8]_', '[#]_', '[Knuth74]_') stands for a note,
-# not for a number or a name of the text ('8' was a candidate answer for 'how many')
-_FOOTNOTE = re.compile(r"\s*\[(?:\d+|#[\w-]*|\*|[A-Za-z][\w.-]{0,20})\]_(?!\w)")
 _URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
@@ -681,7 +678,6 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
     the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
     q = analyze(q)
     text = _DOC_ROLE.sub(lambda m: m.group(2) or f"{m.group(1).upper()} {m.group(3)}", text)
-    text = _FOOTNOTE.sub("", text)
     sentences = split_sentences(_LINK.sub(lambda m: m.group(1) or m.group(2), text))
     ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
