@@ -1409,3 +1409,55 @@ def test_a_document_reached_through_the_read_that_is_what_is_asked_is_the_answer
                                                           lambda _w: 1.0)],
                  "likelihood", "sieve", hop=True, hop_title="Vilna Ghetto")
     assert got.method == "likelihood"
+
+
+_OWNER_DOCS = [
+    {"title": "Orla Brandt", "text": "Orla Brandt is the founder and chief executive of "
+     "Brightwell Foods, a maker of oat drinks. She also invests in farmland."},
+    {"title": "Brightwell Foods", "text": "Brightwell Foods was founded in 1988 by Orla "
+     "Brandt. In 1995 it bought Meadow Mills, a miller of oats."},
+    {"title": "Meadow Mills", "text": "Meadow Mills is a miller of oats in Kent."},
+    {"title": "Oat milk", "text": "Oat milk is a drink made from oats."},
+    # what the question's other words ('business', 'acquire') find first: none is named
+    *({"title": f"Holding {n}", "text": f"Holding {n} is a business that may acquire a "
+       f"business, and acquire another business."} for n in "ABCDEF"),
+]
+
+
+class _Leans(ScriptedBackbone):
+    """A backbone that finds one candidate somewhat likelier than the rest (never sure)."""
+
+    def __init__(self, favourite: str) -> None:
+        super().__init__([])
+        self.favourite = favourite
+
+    def score(self, messages: Any, conts: list[str], prefill: str = "") -> list[float]:
+        self.calls.append({"score": conts})
+        return [-1.0 if c.strip() == self.favourite else -4.0 for c in conts]
+
+
+def test_a_read_s_likeliest_candidate_with_a_page_of_its_own_is_read_next(
+        tmp_path: Path) -> None:
+    from sieve_lite.agent.hops import named_candidate
+    from sieve_lite.agent.profile import budgets_for
+
+    db = _collection(tmp_path, "hotpotqa", _OWNER_DOCS)
+    with sieve_lite.open(db) as coll:
+        got = named_candidate(coll, "Brightwell Foods", "entity", "Orla Brandt",
+                              {"Orla Brandt"})
+        assert got is not None and got.doc == "Brightwell Foods"
+        # a date, a name with no page of its own, a page already read: none
+        assert named_candidate(coll, "1988", "date", "Orla Brandt", {"Orla Brandt"}) is None
+        assert named_candidate(coll, "oat drinks", "phrase", "Orla Brandt",
+                               {"Orla Brandt"}) is None
+        assert named_candidate(coll, "Brightwell Foods", "entity", "Orla Brandt",
+                               {"Orla Brandt", "Brightwell Foods"}) is None
+    # the question's other words find nothing the read names; the model's likeliest
+    # candidate is the company, not sure enough to be the answer (its prior is low)
+    bb = _Leans("Brightwell Foods")
+    ep = run_question(db, "Which business did Orla Brandt acquire?", backbone_obj=bb,
+                      budgets=budgets_for(135_000_000, 8192))
+    reads = [(s.action.doc, s.info.get("lead", "")) for s in ep.steps
+             if s.action is not None and s.action.kind == "fetch"]
+    assert [d for d, _ in reads][:2] == ["Orla Brandt", "Brightwell Foods"], ep.steps
+    assert "'Brightwell Foods', has a document of its own" in reads[1][1]

@@ -15,7 +15,7 @@ from ..errors import QueryError, SectionError
 from .bridge import Bridge
 from .choice import choose
 from .compare import Comparison, is_comparison
-from .hops import named_next
+from .hops import named_candidate, named_next
 from .question import Question, analyze
 from .read import Reading, nlp, read_for, reader_for
 from .steps import Answer, Citation, Fetch, Mistake, NothingLeft, Step, render_action
@@ -51,6 +51,7 @@ class EngineSteps:
     _lead_why: str = ""        # why the engine reads the document it reads next
     _lead_doc: str = ""        # the document ``_next_named`` led to
     _lead_seconds: float = 0.0
+    _last_choice: Any = None   # the last choice among a read's candidates (choice.Choice)
 
     def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
         """Step 0 of a route: one search that shows each compared thing's card, or the
@@ -93,9 +94,10 @@ class EngineSteps:
 
     def _next_named(self) -> str:
         """With ``engine_first_read``: once the engine's first read was chosen from and gave
-        no answer, the document the question reaches through it (``hops.named_next``), read
-        next as the link followed; '' when there is none. A small model's own next action
-        there is most often the same search again (bench/ask.py, HotpotQA)."""
+        no answer, the document the question reaches through it (``hops.named_next``), or
+        else the one its likeliest candidate is the title of (``hops.named_candidate``),
+        read next as the link followed; '' when there is none. A small model's own next
+        action there is most often the same search again (bench/ask.py, HotpotQA)."""
         coll = getattr(self.tools, "coll", None)
         newest = self.st.newest()
         if not (self.budgets.engine_first_read and self.mode == "sieve" and coll is not None
@@ -109,13 +111,20 @@ class EngineSteps:
         t0 = time.perf_counter()
         ref = named_next(coll, self.q, doc, self.st.titles.get(doc, doc), self.st.full(doc),
                          read, self.budgets.k)
+        why = f"of what the question's other words find ({ref.query}), it names {ref.doc}" \
+            if ref is not None else ""
+        best = self._last_choice.scores[0] if self._last_choice is not None and \
+            self._last_choice.scores else None
+        if ref is None and best is not None:
+            # the likeliest candidate was no answer, but it may name where the answer is
+            ref = named_candidate(coll, best["text"], best["kind"], doc, read)
+            why = f"its likeliest candidate, {best['text']!r}, has a document of its own"
         self._lead_seconds = time.perf_counter() - t0
         if ref is None:
             return ""
         self.st.hop = ref
         self._lead_doc = ref.doc
-        self._lead_why = (f"{doc} did not answer; of what the question's other words find "
-                          f"({ref.query}), it names {ref.doc}")
+        self._lead_why = f"{doc} did not answer; {why}"
         return ref.doc
 
     def _engine_read(self, doc: str) -> None:
@@ -200,6 +209,7 @@ class EngineSteps:
                         hop=hop, hop_title=self.st.titles.get(self._lead_doc, self._lead_doc)
                         if hop else "")
         seconds = time.perf_counter() - t0
+        self._last_choice = choice
         self.acc.model_seconds += seconds
         if choice.method != "text" and (choice.scores or choice.completion_tokens):
             self.acc.llm_calls += 1  # no candidate: the model was not asked

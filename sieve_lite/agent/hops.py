@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import words
-from .queries import search_words, unqualified_words
+from .queries import search_words, titled, unqualified_words
 from .question import Question
 
 # Relation words a question uses for a link that a header names in other words.
@@ -170,6 +170,26 @@ def named_next(coll: Any, q: Question, source_doc: str, source_title: str, text:
     return None
 
 
+# Kinds of candidate that may name a document of their own (not a date, number or code)
+_NAMING_KINDS = frozenset({"entity", "person", "place", "phrase", "defined"})
+
+
+def named_candidate(coll: Any, text: str, kind: str, source_doc: str, read: set[str]
+                    ) -> Reference | None:
+    """The document the likeliest candidate of a read that did not answer names, when it
+    has one: its title, a '(...)' qualifier left off, is the candidate's words ("Forever
+    Living Products" for "What company did Rex Maughan acquire?", read on *Rex Maughan*:
+    the answer is on the company's own page). None for a date, a number or code, a name
+    with no document of its own, or one already read."""
+    ws = words(text)
+    if kind not in _NAMING_KINDS or not 1 <= len(ws) <= 8 or "title" not in coll.fields:
+        return None
+    doc = titled(coll, ws)
+    if doc is None or doc == source_doc or doc in read:
+        return None
+    return Reference(doc, f'"{" ".join(ws)}"[title]', "", True)
+
+
 def link_text(hop: Reference, hits: list[Any]) -> str:
     """What follows a read whose link the question asks about: the linked document's card
     (from the engine's search for it) and the instruction to read it next."""
@@ -180,4 +200,4 @@ def link_text(hop: Reference, hits: list[Any]) -> str:
             f"search: {hop.query}\n{cards}\nRead it next.")
 
 
-__all__ = ["Reference", "link_text", "named_next", "references"]
+__all__ = ["Reference", "link_text", "named_candidate", "named_next", "references"]
