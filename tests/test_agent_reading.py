@@ -1372,15 +1372,17 @@ def test_a_read_that_does_not_answer_leads_to_the_document_it_names(tmp_path: Pa
 
 
 class _Prefers(ScriptedBackbone):
-    """A backbone that finds one candidate likely and every other one unlikely."""
+    """A backbone that finds one candidate likely and every other one unlikely (``other``:
+    their log-likelihood; -4 only leans to the favourite, never sure of it)."""
 
-    def __init__(self, favourite: str) -> None:
+    def __init__(self, favourite: str, other: float = -40.0) -> None:
         super().__init__([])
         self.favourite = favourite
+        self.other = other
 
     def score(self, messages: Any, conts: list[str], prefill: str = "") -> list[float]:
         self.calls.append({"score": conts})
-        return [-1.0 if c.strip() == self.favourite else -40.0 for c in conts]
+        return [-1.0 if c.strip() == self.favourite else self.other for c in conts]
 
 
 def test_a_document_reached_through_the_read_that_is_what_is_asked_is_the_answer() -> None:
@@ -1424,18 +1426,6 @@ _OWNER_DOCS = [
 ]
 
 
-class _Leans(ScriptedBackbone):
-    """A backbone that finds one candidate somewhat likelier than the rest (never sure)."""
-
-    def __init__(self, favourite: str) -> None:
-        super().__init__([])
-        self.favourite = favourite
-
-    def score(self, messages: Any, conts: list[str], prefill: str = "") -> list[float]:
-        self.calls.append({"score": conts})
-        return [-1.0 if c.strip() == self.favourite else -4.0 for c in conts]
-
-
 def test_a_read_s_likeliest_candidate_with_a_page_of_its_own_is_read_next(
         tmp_path: Path) -> None:
     from sieve_lite.agent.hops import named_candidate
@@ -1454,7 +1444,7 @@ def test_a_read_s_likeliest_candidate_with_a_page_of_its_own_is_read_next(
                                {"Orla Brandt", "Brightwell Foods"}) is None
     # the question's other words find nothing the read names; the model's likeliest
     # candidate is the company, not sure enough to be the answer (its prior is low)
-    bb = _Leans("Brightwell Foods")
+    bb = _Prefers("Brightwell Foods", other=-4.0)
     ep = run_question(db, "Which business did Orla Brandt acquire?", backbone_obj=bb,
                       budgets=budgets_for(135_000_000, 8192))
     reads = [(s.action.doc, s.info.get("lead", "")) for s in ep.steps

@@ -485,16 +485,16 @@ class Bridge:
         # astronomical clock', 'South Korea at the Olympics'): first, with the other words
         # (not for a person: 'Neil Young (album)' is not about him)
         about = [f"{phrase}[title] AND ({' OR '.join(rest)})"] if rest and not alone else []
+        # ('Midway, Copiah County, Mississippi' is a place in it, not about it)
+        placed_in = re.compile(r",\s*" + r"\W+".join(map(re.escape, ws)) + r"\W*$")
         for query in about + ([f"{phrase} AND ({' OR '.join(rest)})"] if rest else []) + last:
             try:
                 res = self.coll.search(query, k=5, ranker="bm25", strict=True)
             except QueryError:
                 return None
             for r in res.results:
-                # ('Midway, Copiah County, Mississippi' is a place in it, not about it)
-                if str(r.id) not in self.path and not (query in about and re.search(
-                        r",\s*" + r"\W+".join(map(re.escape, ws)) + r"\W*$",
-                        unqualified(r.title).lower())):
+                if str(r.id) not in self.path and not (
+                        query in about and placed_in.search(unqualified(r.title).lower())):
                     return str(r.id)
         return None
 

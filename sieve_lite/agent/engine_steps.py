@@ -51,7 +51,6 @@ class EngineSteps:
     _lead_why: str = ""        # why the engine reads the document it reads next
     _lead_doc: str = ""        # the document ``_next_named`` led to
     _lead_seconds: float = 0.0
-    _last_choice: Any = None   # the last choice among a read's candidates (choice.Choice)
 
     def _route_search(self) -> tuple[SearchOutcome, str, dict[str, Any]] | None:
         """Step 0 of a route: one search that shows each compared thing's card, or the
@@ -111,14 +110,17 @@ class EngineSteps:
         t0 = time.perf_counter()
         ref = named_next(coll, self.q, doc, self.st.titles.get(doc, doc), self.st.full(doc),
                          read, self.budgets.k)
-        why = f"of what the question's other words find ({ref.query}), it names {ref.doc}" \
-            if ref is not None else ""
-        best = self._last_choice.scores[0] if self._last_choice is not None and \
-            self._last_choice.scores else None
-        if ref is None and best is not None:
-            # the likeliest candidate was no answer, but it may name where the answer is
-            ref = named_candidate(coll, best["text"], best["kind"], doc, read)
-            why = f"its likeliest candidate, {best['text']!r}, has a document of its own"
+        if ref is not None:
+            why = f"of what the question's other words find ({ref.query}), it names {ref.doc}"
+        else:
+            # the likeliest candidate of the choice just made was no answer, but it may
+            # name where the answer is
+            last = next((s.info["choice"] for s in reversed(self.steps)
+                         if "choice" in s.info), None)
+            best = last["scores"][0] if last and last["scores"] else None
+            ref = named_candidate(coll, best["text"], best["kind"], doc, read) if best else None
+            why = f"its likeliest candidate, {best['text']!r}, has a document of its own" \
+                if best else ""
         self._lead_seconds = time.perf_counter() - t0
         if ref is None:
             return ""
@@ -209,7 +211,6 @@ class EngineSteps:
                         hop=hop, hop_title=self.st.titles.get(self._lead_doc, self._lead_doc)
                         if hop else "")
         seconds = time.perf_counter() - t0
-        self._last_choice = choice
         self.acc.model_seconds += seconds
         if choice.method != "text" and (choice.scores or choice.completion_tokens):
             self.acc.llm_calls += 1  # no candidate: the model was not asked

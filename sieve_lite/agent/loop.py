@@ -95,7 +95,6 @@ class Agent(EngineSteps, Menus):
         self.st = EpisodeState()
         self._plan: Any = None                      # the planner's query (plan.py)
         self._lead_doc = self._lead_why = ""        # the engine's next lead (engine_steps)
-        self._last_choice = None
         self._stall = 0
         self._ops: Counter[str] = Counter()
         self._fields: Counter[str] = Counter()
