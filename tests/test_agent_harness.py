@@ -265,6 +265,29 @@ def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
     assert tools.rank_sections("pep-0572", names)[-1] == "infobox"
 
 
+def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
+    """The 'Author:' line answers who wrote the document; not who wrote a part of it (one of
+    several authors, named in its text), nor a question whose writing verb belongs to another
+    clause ('whose module was a way to write CSV files')."""
+    from sieve_lite.agent.question import STOPWORDS
+    from sieve_lite.agent.spans import keyed_lines
+
+    idx = SpanIndex([Source("PEP: 3119\nTitle: Introducing Abstract Base Classes\n"
+                            "Author: Guido van Rossum, Talin\nCreated: 18-Apr-2007",
+                            ("pep-3119", "infobox"))])
+    for q in ("Who wrote the abstract base classes PEP?",
+              "Who first proposed abstract base classes?",
+              "The abstract base classes proposal was written by whom?"):
+        assert keyed_lines(idx, q, STOPWORDS)[0] == 2, q
+    for q in ("Who wrote the rationale of the abstract base classes proposal and was said to "
+              "deserve co-authorship for it?",
+              "Whose Python-DSV module was one of the ways to read and write CSV files?",
+              "Besides Ben Hoyt, who helped a lot with the C module behind the iterator?"):
+        assert keyed_lines(idx, q, STOPWORDS)[0] < 2, q
+    # when the document was written is still its 'Created:' line
+    assert keyed_lines(idx, "When was the abstract base classes PEP written?", STOPWORDS)[0] == 2
+
+
 _FILLER = " ".join(f"Filler sentence number {i} talks about weather." for i in range(12))
 SPREAD = {"id": "pep-0999", "title": "Frobnication", "date": "2020-01-01", "author": ["A B"],
           "sections": [

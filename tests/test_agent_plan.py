@@ -247,3 +247,18 @@ def test_larger_models_keep_their_own_queries(linked_db: Path) -> None:
     assert ep.steps[0].info.get("plan", "").startswith("date[2010]")
     assert ep.steps[1].info["total"] == 1 and ep.answer == "Final"
     assert ep.accounting.fields.get("date", 0) >= 1
+
+
+def test_a_function_word_written_as_code_is_searched_for(dbs: dict) -> None:
+    """'with', 'is', 'for' are stopwords, but 'the with statement' and 'the 'is' operator'
+    name code: the word is searched for (PEP 343 is 'The "with" Statement')."""
+    from sieve_lite.agent.question import analyze
+
+    assert "with" in analyze("Which PEP introduced the 'with' statement?").content
+    assert "with" in analyze("What does the with statement call on exit?").content
+    assert {"is", "for"} <= set(analyze("Was `is` or the async for loop added first?").content)
+    assert "with" not in analyze("Who came up with the statement?").content
+    assert "for" not in analyze("What is the operator for matrix multiplication?").content
+    with sieve_lite.open(dbs["peps"]) as c:
+        p = plan(c, "What does the with statement call on exit?")
+        assert p is not None and "with" in p.query.split()

@@ -151,7 +151,8 @@ def analyze(question: str | Question) -> Question:
 @lru_cache(maxsize=256)
 def _analyze(text: str) -> Question:
     ws = tuple(_words(text))
-    content = tuple(dict.fromkeys(w for w in ws if w not in STOPWORDS))
+    code = _code_words(text)
+    content = tuple(dict.fromkeys(w for w in ws if w not in STOPWORDS or w in code))
     found_names = tuple(names(text))
     people = _person_names(found_names)
     options = _options(text)
@@ -255,6 +256,23 @@ def _docnums(text: str) -> tuple[tuple[str, str], ...]:
         outside = [m for m in found if first < 0 or m.start() < first]
         found = outside or found
     return tuple((m.group(1), m.group(2)) for m in found)
+
+
+# A function word that is also a statement or operator of code is a content word when it is
+# written as one: quoted or in backticks alone ('the 'with' statement', '`is`'), or before the
+# noun that says so ('the with statement', 'an else clause'). 'the PEP introducing the with
+# statement' searched without 'with' reads the PEP of another statement.
+_CODE_STOPWORDS = frozenset({"with", "if", "for", "while", "is", "not", "and", "or", "in", "as",
+                             "from"})
+_CODE_NOUNS = r"(?:statements?|keywords?|clauses?|blocks?|loops?|expressions?|operators?)"
+_CODE_WORD = re.compile(r"(?:[`'\"“]{1,2}(\w+)[`'\"”]{1,2}|\b(\w+)(?=\s+" + _CODE_NOUNS + r"\b))",
+                        re.I)
+
+
+def _code_words(text: str) -> frozenset[str]:
+    """The function words ``text`` writes as code (``_CODE_STOPWORDS``)."""
+    return frozenset(w for m in _CODE_WORD.finditer(text)
+                     if (w := (m.group(1) or m.group(2)).lower()) in _CODE_STOPWORDS)
 
 
 def _keywords(text: str) -> list[str]:

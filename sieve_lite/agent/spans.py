@@ -228,6 +228,34 @@ _MOMENTS = ("created", "date", "dated", "published", "released", "release", "pos
 
 
 
+# What a writing verb has as its object when the question asks about a part of a document or
+# about something else written, not about the document: 'Who wrote the rationale of the ABC
+# proposal' (one of two authors, named in its Acknowledgements), 'ways to read and write CSV
+# files' (a module's purpose).
+_WRITE_VERBS = ("wrote|write|writes|written|writer|authored|co-authored|coauthored|proposed|"
+                "proposes|propose|created|creates|drafted|submitted|penned|invented|introduced|"
+                "conceived|devised|came|behind|author|authors")
+_PARTS = ("rationale|implementation|patch|patches|code|module|modules|library|libraries|"
+          "package|packages|test|tests|benchmark|benchmarks|script|scripts|tool|tools|section|"
+          "sections|example|examples|documentation|docs|prototype|file|files|function|"
+          "functions")  # not 'book' or 'essay': a page may be the book ('Who wrote the book')
+_WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?:(?:the|a|an|its|their|this|that)\s+)?"
+                            rf"(?:[\w.'-]+\s+){{0,2}}?(?:{_PARTS})\b", re.I)
+# ... and a 'who' question's writer is the one asked for: 'Who (first) wrote ...', '... written
+# by whom', not the verb of another clause ('who helped with the module behind the iterator')
+_WHO_WRITES = re.compile(rf"\b(?:who(?:m|se)?|which|what)\s+(?:\S+\s+){{0,4}}?"
+                         rf"(?:{_WRITE_VERBS})\b|\b(?:{_WRITE_VERBS})\s+by\b|\bby\s+whom?\b|"
+                         rf"\bby\s*\?$", re.I)
+
+
+def _of_the_document(question: str, kind: str) -> bool:
+    """Whether the question's writing verb is about the document (its author, its creation
+    date), as opposed to a part of it or something else written (``_WRITES_A_PART``)."""
+    if _WRITES_A_PART.search(question):
+        return False
+    return kind != "who" or bool(_WHO_WRITES.search(question))
+
+
 def question_target(question: str) -> Target:
     """What ``question`` asks for (``question.analyze``: read once, shared)."""
     return analyze(question).target
@@ -280,14 +308,17 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     other_role = bool(asked & (roles - authors))  # 'Who is the release manager ...'
     # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
     # the text names, not the document's author
-    writes = bool(asked & _stems(_WRITING))
+    writes = bool(asked & _stems(_WRITING)) and _of_the_document(question, target.kind)
+    # ... nor does 'co-authorship' make the author the answer to who wrote a part of it
+    part = bool(_WRITES_A_PART.search(question))
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
 
     def key_score(key: set[str]) -> int:
         if key & nouns:
             return 3
         if target.kind == "who":
-            if key & asked & roles or (key & authors and not other_role and writes):
+            if (key & asked & roles and not (part and key & authors)) or \
+                    (key & authors and not other_role and writes):
                 return 2  # the role it names, else the author
         elif target.kind == "when":
             # a moment the question names ('created'), else a plain 'Date:'; 'When was it
