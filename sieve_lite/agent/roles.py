@@ -71,6 +71,9 @@ _BY = {
     "inventor": r"invented",
 }
 _PARENTS = {"father": 1, "mother": 2, "parent": 1}
+# a woman's title: 'son of Queen Salote and her consort Prince Tungi' names the mother first
+_WOMAN = re.compile(r"(?:Queen|Princess|Empress|(?:Grand\s+|Arch)?[Dd]uchess|Countess|Lady|"
+                    r"Baroness|Marchioness|Viscountess|Dame|Infanta|Tsarina|Mrs\.?|Madame)\s")
 _SPOUSES = frozenset({"spouse", "wife", "husband"})
 
 
@@ -93,7 +96,8 @@ def said_in_role(text: str, role: str) -> list[str]:
             rf"(?:^|[.;]\s+)(?i:{verbs})\s+by\s+({NAME})", text)]
     if role in _PARENTS:
         for m in re.finditer(rf"\b(?:son|daughter|child|children|sons|daughters)\s+of\s+"
-                             rf"(?:the\s+[a-z]+\s+)?({NAME})(?:,?\s+and\s+(?:his\s+wife\s+)?"
+                             rf"(?:the\s+[a-z]+\s+)?({NAME})(?:,?\s+and\s+(?:his\s+wife\s+|"
+                             rf"her\s+(?:husband|consort)\s+)?"
                              rf"(?:the\s+[a-z]+\s+)?({NAME}))?", text):
             first, second = m.group(1), m.group(2)
             if not second and " and " in first:
@@ -104,10 +108,12 @@ def said_in_role(text: str, role: str) -> list[str]:
                 first, second = first.rsplit(" and ", 1)
                 if role != "mother":
                     out.append(whole)
+            if _WOMAN.match(first) and not (second and _WOMAN.match(second)):
+                first, second = second, first  # the mother named first, by her title
             # the father is named first; one parent named alone is no sure mother
             if role == "mother":
                 out += [second] if second else []
-            else:
+            elif first:
                 out.append(first)
         for m in re.finditer(rf"\b(?:[Hh]is|[Hh]er|[Tt]heir|whose)\s+{role}(?:,|\s+(?:was|is))"
                              rf"\s+(?:the\s+[a-z ]{{0,30}}?)?({NAME})", text):
