@@ -460,12 +460,11 @@ class Bridge:
                     self.done += 1
                     self.fillers.append(name)
                     return
-        # the last role asked for: who fills it is the answer, and needs no page of its own;
-        # but the first name found is no sure answer without one (on the dev sets it was
-        # right 2 times in 9), so the model chooses among what the read names
-        # ... but only a name the text says in the role ('married Mira Cole', 'his father,
-        # X') or in a sentence that says the role's word: a cast list next to the director
-        # is no spouse (MuSiQue: 'Hobart Bosworth' for 'the spouse of the director')
+        # the last role asked for: who fills it is the answer and needs no page of its own,
+        # but the first name found is no sure answer without one (right 2 times in 9 on the
+        # QA sets), so the model chooses among the names the text says in the role ('married
+        # Mira Cole', 'his father, X') or in a sentence with the role's word: a cast list
+        # beside the director is no spouse ('Hobart Bosworth' for 'the director's spouse')
         last = self.asks_role and self.done == len(self.hops) - 1
         in_role = self._in_role(text, hop, names) if last else []
         self.open_end = bool(in_role)

@@ -232,9 +232,7 @@ _MOMENTS = ("created", "date", "dated", "published", "released", "release", "pos
 # about something else written, not about the document: 'Who wrote the rationale of the ABC
 # proposal' (one of two authors, named in its Acknowledgements), 'ways to read and write CSV
 # files' (a module's purpose).
-_WRITE_VERBS = ("wrote|write|writes|written|writer|authored|co-authored|coauthored|proposed|"
-                "proposes|propose|created|creates|drafted|submitted|penned|invented|introduced|"
-                "conceived|devised|came|behind|author|authors")
+_WRITE_VERBS = "|".join(re.escape(w) for w in _WRITING if w != "by")
 _PARTS = ("rationale|implementation|patch|patches|code|module|modules|library|libraries|"
           "package|packages|test|tests|benchmark|benchmarks|script|scripts|tool|tools|section|"
           "sections|example|examples|documentation|docs|prototype|file|files|function|"
