@@ -375,9 +375,8 @@ class Bridge:
         self.path: list[str] = [self.start] if self.start else []   # documents, in order
         self.done = 0            # hops gone through
         self.stuck = ""          # why the bridge ended early ('' while it goes on)
-        # the last role's fillers were named in the last read, but none has a page here: the
-        # bridge ends there, and the answer is chosen from that read (``answer_doc``)
-        self.open_end = False
+        # the last role's fillers named in the last read when none has a page here: the
+        # bridge ends there (``open_end``), and the answer is chosen among them
         self.last_names: list[str] = []
         # 'Who is the wife of Kim Jong-chul?': the last role's filler is the answer itself
         last = self.hops[-1].role if self.hops else ""
@@ -466,12 +465,15 @@ class Bridge:
         # Mira Cole', 'his father, X') or in a sentence with the role's word: a cast list
         # beside the director is no spouse ('Hobart Bosworth' for 'the director's spouse')
         last = self.asks_role and self.done == len(self.hops) - 1
-        in_role = self._in_role(text, hop, names) if last else []
-        self.open_end = bool(in_role)
-        if self.open_end:
-            self.last_names = in_role
-        else:
+        self.last_names = self._in_role(text, hop, names) if last else []
+        if not self.last_names:
             self.stuck = f"no {hop.role} of {self.name} found in what was read"
+
+    @property
+    def open_end(self) -> bool:
+        """The last read names the last role's fillers, none with a page of its own: the
+        answer is chosen from that read (``answer_doc``, ``fillers_reading``)."""
+        return bool(self.last_names)
 
     @staticmethod
     def _in_role(text: str, hop: Hop, names: list[str]) -> list[str]:

@@ -206,11 +206,13 @@ class EngineSteps:
         asked = self._asked(keys[0][0]) if keys else self.q
         # a document reached through the one first read (``_next_named``)
         hop = bool(self._lead_doc) and bool(keys) and keys[0][0] == self._lead_doc
-        readings = [self.st.readings[k] for k in keys]
         if isinstance(self.route, Bridge) and self.route.open_end:
             # the last role's fillers, named where the question's words may not be
-            keys = [k for k in self.st.read if k[0] == self.route.answer_doc][:1]
-            readings = [self.route.fillers_reading(self.st.full(k[0]), k) for k in keys]
+            doc = self.route.answer_doc
+            readings = [self.route.fillers_reading(self.st.full(doc), k)
+                        for k in self.st.read if k[0] == doc][:1]
+        else:
+            readings = [self.st.readings[k] for k in keys]
         choice = choose(self.backbone, asked, readings,
                         self.budgets.choice, self.mode, tuple(self.st.titles.values()),
                         hop=hop, hop_title=self.st.titles.get(self._lead_doc, self._lead_doc)

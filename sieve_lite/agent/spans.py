@@ -227,7 +227,6 @@ _MOMENTS = ("created", "date", "dated", "published", "released", "release", "pos
             "started", "ended", "time", "day", "month")
 
 
-
 # What a writing verb has as its object when the question asks about a part of a document or
 # about something else written, not about the document: 'Who wrote the rationale of the ABC
 # proposal' (one of two authors, named in its Acknowledgements), 'ways to read and write CSV
@@ -244,14 +243,6 @@ _WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?:(?:the|a|an|its|their|t
 _WHO_WRITES = re.compile(rf"\b(?:who(?:m|se)?|which|what)\s+(?:\S+\s+){{0,4}}?"
                          rf"(?:{_WRITE_VERBS})\b|\b(?:{_WRITE_VERBS})\s+by\b|\bby\s+whom?\b|"
                          rf"\bby\s*\?$", re.I)
-
-
-def _of_the_document(question: str, kind: str) -> bool:
-    """Whether the question's writing verb is about the document (its author, its creation
-    date), as opposed to a part of it or something else written (``_WRITES_A_PART``)."""
-    if _WRITES_A_PART.search(question):
-        return False
-    return kind != "who" or bool(_WHO_WRITES.search(question))
 
 
 def question_target(question: str) -> Target:
@@ -306,9 +297,12 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     other_role = bool(asked & (roles - authors))  # 'Who is the release manager ...'
     # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
     # the text names, not the document's author
-    writes = bool(asked & _stems(_WRITING)) and _of_the_document(question, target.kind)
-    # ... nor does 'co-authorship' make the author the answer to who wrote a part of it
+    # ... about the document: not a part of it or something else written
+    # (``_WRITES_A_PART``), and for 'who' the question's own verb (``_WHO_WRITES``); nor
+    # does 'co-authorship' make the author the answer to who wrote a part of it
     part = bool(_WRITES_A_PART.search(question))
+    writes = bool(asked & _stems(_WRITING)) and not part and \
+        (target.kind != "who" or bool(_WHO_WRITES.search(question)))
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
 
     def key_score(key: set[str]) -> int:
