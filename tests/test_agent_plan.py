@@ -249,6 +249,24 @@ def test_larger_models_keep_their_own_queries(linked_db: Path) -> None:
     assert ep.accounting.fields.get("date", 0) >= 1
 
 
+def test_title_words_may_be_words_a_quarter_of_the_texts_use(dbs: dict) -> None:
+    """'main' is in 5 of the 20 fixture PEPs' texts and 'special' in 6: more than a keyword
+    may be (``MAX_SELECT_SHARE``), but few enough to make a title with the question's other
+    words ('Special __main__() function in modules'). 'python', in 19, makes none."""
+    from sieve_lite.agent import plan as planner
+
+    question = "Who wanted modules to have a main that is a function?"
+    with sieve_lite.open(dbs["peps"]) as c:
+        assert planner._admits(c, "main") / c.documents > planner.MAX_SELECT_SHARE
+        got = title_words(c, question)
+        assert [x.bql for x in got] == ["modules main function[title]"]
+        p = plan(c, question)
+        assert p is not None and [r.id for r in c.search(p.query, k=3).results] == ["pep-0299"]
+        # 'python' (19 of 20) and 'release' (8) together are in three titles, but neither
+        # is a word few texts use
+        assert title_words(c, "Which python release came first?") == []
+
+
 def test_a_function_word_written_as_code_is_searched_for(dbs: dict) -> None:
     """'with', 'is', 'for' are stopwords, but 'the with statement' and 'the 'is' operator'
     name code: the word is searched for (PEP 343 is 'The "with" Statement')."""
