@@ -267,6 +267,21 @@ def test_title_words_may_be_words_a_quarter_of_the_texts_use(dbs: dict) -> None:
         assert title_words(c, "Which python release came first?") == []
 
 
+def test_a_term_with_a_one_letter_part_is_searched_whole(dbs: dict) -> None:
+    """'f-strings', 't-strings', 'C-extension': the letter is no word alone (a one-letter
+    word selects nothing), so the term is a phrase anywhere, not a title the letter's
+    absence makes look like another document's."""
+    from sieve_lite.agent.question import analyze
+
+    assert analyze("Who added f-strings and t-strings?").lettered == ("f-strings", "t-strings")
+    assert analyze("Was x86-64 or a co-authored PEP first?").lettered == ()
+    with sieve_lite.open(dbs["peps"]) as c:
+        p = plan(c, "Which proposal discusses a C-extension module?")
+        assert p is not None and p.query.startswith('"c extension"')
+        assert "'C-extension' as written" in p.why
+        assert [r.id for r in c.search(p.query, k=3).results] == ["pep-0680"]
+
+
 def test_a_function_word_written_as_code_is_searched_for(dbs: dict) -> None:
     """'with', 'is', 'for' are stopwords, but 'the with statement' and 'the 'is' operator'
     name code: the word is searched for (PEP 343 is 'The "with" Statement')."""

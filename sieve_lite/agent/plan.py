@@ -131,6 +131,15 @@ def clauses(coll: Any, question: str | Question) -> list[Clause]:
         # every field that holds it (the conjunctions keep the one that fits the rest)
         if [c for c in tries if add(c)] or add(Clause(ph, "phrase", f"the quoted '{text}'")):
             taken.add(" ".join(ws))
+    for term in q.lettered:
+        # 'the t-strings PEP': the letter is no word alone, so the term is searched whole,
+        # as a phrase anywhere (a title that says it may be another PEP's: 'Safer
+        # subprocess usage using t-strings', not 'Template Strings')
+        ws = words(term)
+        said = f" {' '.join(ws)} "
+        if not any(said in f" {t} " for t in taken) and \
+                add(Clause(_phrase(ws), "phrase", f"'{term}' as written")):
+            taken.add(said.strip())
     for cue in q.title_cues:
         ws = words(cue)
         if ws and "title" in fields:

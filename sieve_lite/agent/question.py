@@ -63,6 +63,9 @@ _PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "county",
                           "continent", "island", "river", "village", "location", "nationality",
                           "birthplace"})
 _YEAR = r"(1[6-9]\d\d|20\d\d)"
+# 'f-strings', 't-strings', 'C-like', 'x86-64' is not one: a term one of whose hyphenated parts
+# is a single letter
+_LETTERED = re.compile(r"(?<![\w-])(?:[A-Za-z]-[A-Za-z]\w+|[A-Za-z]\w+-[A-Za-z])(?![\w-])")
 _QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”"
                      r"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s,.;:?!)]|$)")
 _TITLE_CUE = re.compile(
@@ -130,6 +133,8 @@ class Question:
     asks_version: bool = False          # 'which (Python) version / release'
     lead_in: tuple[str, ...] = ()       # the words right before a question word in place
     #                                     ('based', 'in' of '... is based in what city?')
+    lettered: tuple[str, ...] = ()      # terms with a one-letter part ('f-strings'): no
+    #                                     word alone says the letter, the whole term does
 
     @property
     def stems(self) -> frozenset[str]:
@@ -176,7 +181,8 @@ def _analyze(text: str) -> Question:
         keywords=tuple(dict.fromkeys([*_keywords(text), *(w for x in quotes if len(_words(x)) == 1
                                                          for w in _words(x))])),
         options=options, order=order,
-        asks_title=asks_title, asks_version=asks_version, lead_in=_lead_in(text))
+        asks_title=asks_title, asks_version=asks_version, lead_in=_lead_in(text),
+        lettered=tuple(dict.fromkeys(m.group(0) for m in _LETTERED.finditer(text))))
 
 
 # A question word in place: after a verb or a preposition, not first and not after a comma
