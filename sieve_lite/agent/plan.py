@@ -314,7 +314,7 @@ def title_words(coll: Any, question: str | Question, inside: set[str] = frozense
     # make one; a word a quarter of them use may, since the titles check the combination
     # ('print', in 27% of PEPs' texts, with 'function' for 'Make print a function'; as
     # ``MAX_SELECT_SHARE`` it left that PEP third; measured on every dev and QA question:
-    # two natural PEP questions gain their first card, no other plan changes)
+    # two natural PEP questions gain their first card, no other first card changes)
     docs = max(1, int(getattr(coll, "documents", 0) or 0))
     rare = {t for t in ranked if _admits(coll, t.rstrip("*")) <= MAX_TITLE_SHARE * docs}
     for size in range(min(MAX_TITLE_WORDS, len(ranked)), 1, -1):

@@ -63,8 +63,8 @@ _PLACE_NOUNS = frozenset({"city", "country", "place", "town", "state", "county",
                           "continent", "island", "river", "village", "location", "nationality",
                           "birthplace"})
 _YEAR = r"(1[6-9]\d\d|20\d\d)"
-# 'f-strings', 't-strings', 'C-like', 'x86-64' is not one: a term one of whose hyphenated parts
-# is a single letter
+# A term one of whose two hyphenated parts is a single letter: 'f-strings', 't-strings',
+# 'C-like' ('x86-64' and 'co-authored' are not)
 _LETTERED = re.compile(r"(?<![\w-])(?:[A-Za-z]-[A-Za-z]\w+|[A-Za-z]\w+-[A-Za-z])(?![\w-])")
 _QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”"
                      r"|(?:(?<=\s)|^)'([^']{2,80})'(?=[\s,.;:?!)]|$)")
