@@ -209,8 +209,8 @@ class EngineSteps:
         if isinstance(self.route, Bridge) and self.route.open_end:
             # the last role's fillers, named where the question's words may not be
             doc = self.route.answer_doc
-            readings = [self.route.fillers_reading(self.st.full(doc), k)
-                        for k in self.st.read if k[0] == doc][:1]
+            key = next((k for k in self.st.read if k[0] == doc), None)
+            readings = [self.route.fillers_reading(self.st.full(doc), key)] if key else []
         else:
             readings = [self.st.readings[k] for k in keys]
         choice = choose(self.backbone, asked, readings,

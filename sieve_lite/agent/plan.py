@@ -315,8 +315,7 @@ def title_words(coll: Any, question: str | Question, inside: set[str] = frozense
     # ('print', in 27% of PEPs' texts, with 'function' for 'Make print a function'; as
     # ``MAX_SELECT_SHARE`` it left that PEP third; measured on every dev and QA question:
     # two natural PEP questions gain their first card, no other first card changes)
-    docs = max(1, int(getattr(coll, "documents", 0) or 0))
-    rare = {t for t in ranked if _admits(coll, t.rstrip("*")) <= MAX_TITLE_SHARE * docs}
+    rare = {t for t in ranked if not _common(coll, t.rstrip("*"), MAX_TITLE_SHARE)}
     for size in range(min(MAX_TITLE_WORDS, len(ranked)), 1, -1):
         best: tuple[float, tuple[str, ...]] | None = None
         for combo in itertools.combinations(ranked, size):
@@ -362,10 +361,10 @@ def conjunction_words(coll: Any, question: str | Question, inside: set[str]
     return select, rank
 
 
-def _common(coll: Any, word: str) -> bool:
-    """Whether more than ``MAX_SELECT_SHARE`` of the documents hold ``word``."""
+def _common(coll: Any, word: str, share: float = MAX_SELECT_SHARE) -> bool:
+    """Whether more than ``share`` (``MAX_SELECT_SHARE``) of the documents hold ``word``."""
     docs = max(1, int(getattr(coll, "documents", 0) or 0))
-    return _admits(coll, word) > MAX_SELECT_SHARE * docs
+    return _admits(coll, word) > share * docs
 
 
 def plan(coll: Any, question: str | Question, max_clauses: int = 4,
