@@ -288,6 +288,26 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
     assert keyed_lines(idx, "When was the abstract base classes PEP written?", STOPWORDS)[0] == 2
 
 
+def test_a_key_that_qualifies_the_asked_noun_otherwise_does_not_answer() -> None:
+    """'Python-Version: 3.7' names a version, but not the pip version asked for; a key whose
+    value says the question's qualifier ('Rust-Issue: rust-lang/cargo#9069' for 'Which Cargo
+    issue') or a question that says the key's ('Which Python version') still is answered."""
+    from sieve_lite.agent.question import STOPWORDS
+    from sieve_lite.agent.spans import keyed_lines
+
+    idx = SpanIndex([Source("PEP: 561\nTitle: Distributing and Packaging Type Information\n"
+                            "Python-Version: 3.7\nCreated: 09-Sep-2017", ("pep-0561", "infobox"))])
+    assert keyed_lines(idx, "From which pip version is the only-if-needed upgrade strategy the "
+                            "default for stub packages?", STOPWORDS)[0] < 2
+    for q in ("Which Python version did the stub packaging PEP target?",
+              "What version was the type information packaging PEP written for?"):
+        assert keyed_lines(idx, q, STOPWORDS)[0] == 3, q
+    rfc = SpanIndex([Source("Feature Name: sparse-registry\nRust Issue: rust-lang/cargo#9069",
+                            ("2789-sparse-index", "infobox"))])
+    score, values, _ = keyed_lines(rfc, "Which Cargo issue tracks the sparse index?", STOPWORDS)
+    assert score == 3 and any("9069" in v for v in values)
+
+
 _FILLER = " ".join(f"Filler sentence number {i} talks about weather." for i in range(12))
 SPREAD = {"id": "pep-0999", "title": "Frobnication", "date": "2020-01-01", "author": ["A B"],
           "sections": [

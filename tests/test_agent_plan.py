@@ -295,3 +295,30 @@ def test_a_function_word_written_as_code_is_searched_for(dbs: dict) -> None:
     with sieve_lite.open(dbs["peps"]) as c:
         p = plan(c, "What does the with statement call on exit?")
         assert p is not None and "with" in p.query.split()
+
+
+def test_the_dense_ranker_reads_the_question_a_plan_was_made_from(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan keeps the question's words, not its sentence; hybrid ranking embeds the
+    question with them. On the shipped collection (real MiniLM vectors), the words alone put
+    'Extended Iterable Unpacking' outside the first card; with the question it is first."""
+    import sieve_lite.rank as rk
+    from sieve_lite.agent.plan import planned_search
+
+    embedded: list[str] = []
+    real = rk.embed_query
+    monkeypatch.setattr(rk, "embed_query", lambda c, text: (embedded.append(text),
+                                                           real(c, text))[1])
+    shipped = Path(__file__).resolve().parents[1] / "collections" / "peps.db"
+    q = "Which PEP proposed the catch-all starred name in unpacking, as in a, *b, c = range(5)?"
+    with sieve_lite.open(shipped) as c:
+        tools = CollectionTools(c, "sieve")
+        assert tools.ranker == "hybrid"
+        got = planned_search(tools, q, 3)
+        assert got is not None
+        assert got[0].hits[0].id == "pep-3132"
+        assert embedded and all(text.startswith(q) for text in embedded)
+        # a search the model writes has no question behind it: its words are embedded alone
+        embedded.clear()
+        tools.search("starred unpacking", 3)
+        assert embedded == ["starred unpacking"]

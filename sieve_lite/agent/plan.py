@@ -479,7 +479,7 @@ def planned_search(tools: Any, question: str | Question, k: int, planned: Plan |
     if p is None:
         return None
     try:
-        res = tools.search(p.query, k)
+        res = tools.search(p.query, k, asked=analyze(question).text)
     except QueryError:
         return None
     if not res.hits or res.fallback:

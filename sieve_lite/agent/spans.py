@@ -254,6 +254,22 @@ def _stems(ws: Iterable[str]) -> set[str]:
     return {w[:5] for w in ws}
 
 
+def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], value: str
+                     ) -> bool:
+    """Whether a key shares the noun asked for but qualifies it otherwise: 'Python-Version:
+    3.7' does not answer 'from which pip version ...'. The key's last word is one of the
+    asked nouns, the key has a word the question never says ('Python') and the question
+    qualifies the noun with one the key does not ('pip'), which the value does not say
+    either ('Rust-Issue: rust-lang/cargo#9069' does answer 'Which Cargo issue ...')."""
+    from ..words import words
+
+    if not key_words or key_words[-1][:5] not in nouns:
+        return False
+    key = _stems(key_words)
+    theirs, ours = key - nouns - asked, nouns - key
+    return bool(theirs and ours and not ours & _stems(words(value)))
+
+
 def _doc_number(label: tuple[str, str] | None) -> str:
     """The number inside a document id ('pep-0322' -> '322'): a value that only repeats it
     names the document, not a fact about it."""
@@ -331,7 +347,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 i += 1
                 continue
             labels.add(core)  # 'Author:' is a label, not an answer
-            key = _stems(words(core))
+            key_words = words(core)
+            key = _stems(key_words)
             score = key_score(key)
             # the value: the chunks up to the line's end
             line_end = src.text.find("\n", end)
@@ -344,6 +361,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
             value = " ".join(vals)
             if score < 3 and number and value == number:
                 score = 0
+            if score == 3 and _qualified_apart(key_words, nouns, asked, value):
+                score = 1 if key & asked else 0
             if "by" in key and key & asked - nouns - {"by"} and not passive \
                     and _REFERENCE.fullmatch(value) and value != number:
                 # 'Which PEP superseded X?' read in X: 'Superseded-By: 435' says the verb
