@@ -322,3 +322,24 @@ def test_the_dense_ranker_reads_the_question_a_plan_was_made_from(
         embedded.clear()
         tools.search("starred unpacking", 3)
         assert embedded == ["starred unpacking"]
+
+
+def test_a_number_beside_a_title_phrase_picks_the_numbered_title(tmp_path: Path) -> None:
+    """'pickle protocol 4' is 'Pickle protocol version 4': the phrase alone admits protocol
+    5's title too, and the number, written beside it, tells them apart. A number no title of
+    the phrase holds changes nothing."""
+    filler = [{"id": f"doc-{i}", "title": f"Unrelated proposal {i}",
+               "sections": [{"heading": "Abstract", "text": f"Something else entirely, {i}."}]}
+              for i in range(6)]
+    docs = [{"id": "pep-0574", "title": "Pickle protocol 5 with out-of-band data",
+             "sections": [{"heading": "Abstract", "text": "Frames of pickle data are large."}]},
+            {"id": "pep-3154", "title": "Pickle protocol version 4",
+             "sections": [{"heading": "Framing", "text": "The frame size takes 8 bytes."}]},
+            *filler]
+    db = build_db(tmp_path / "pickle.db", docs)
+    with sieve_lite.open(db) as c:
+        p = plan(c, "How many bytes does pickle protocol 4 use to store a frame's size?")
+        assert p is not None and '"pickle protocol"[title] AND 4[title]' in p.query
+        assert [h.id for h in c.search(p.query, k=3).results] == ["pep-3154"]
+        p = plan(c, "How many bytes does pickle protocol 7 use to store a frame's size?")
+        assert p is not None and "7[title]" not in p.query

@@ -251,6 +251,21 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
     assert got["2.7"].prior >= 0.5
 
 
+def test_a_count_with_the_unit_asked_is_not_a_repeat_of_the_question() -> None:
+    """'How many bytes ...' is answered by '8 bytes': the unit is the thing counted, so the
+    candidate keeps its full prior; a span that repeats another word of the question still
+    fits less."""
+    text = "Each frame starts with its size. The frame size takes 8 bytes, little-endian."
+    q = analyze("How many bytes does a pickle frame use to store its size?")
+    got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert got["8 bytes"].prior >= 0.7
+    # a word of the question that is not the unit counted still makes a span fit less
+    q = analyze("How many bytes does a pickle store?")
+    got = {c.text: c for c in read_for(q, "The pickle stores 8 pickle bytes.", ("d", "s"),
+                                       lambda _w: 1.0).candidates}
+    assert got["8 pickle"].prior < 0.7
+
+
 def test_a_span_said_where_the_question_word_stands_leads() -> None:
     # the question word in place after a verb or a preposition; not a relative clause, not
     # a question word that opens the question or a clause

@@ -224,6 +224,7 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
     ws = list(q.words)
     cap = max(3, int(MAX_FOUND_SHARE * max(1, getattr(coll, "documents", 0) or 0)))
     out: list[Clause] = []
+    spans: list[tuple[int, int] | None] = []  # a title phrase's place among the words
     covered: list[str] = [f" {x} " for x in inside]
     for n in range(min(MAX_PHRASE, len(ws)), 1, -1):
         for i in range(len(ws) - n + 1):
@@ -243,14 +244,32 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
                 # a phrase that many documents share names nothing in particular
                 if 0 < n_docs <= cap:
                     out.append(Clause(bql, "found", f"'{text}' is a {_FIELD_NOUN[f]} here"))
+                    spans.append((i, n) if f == "title" else None)
                     covered.append(f" {text} ")
                     break
             if len(out) >= limit:
-                return out
-    return out
+                break
+        if len(out) >= limit:
+            break
+    return [c if at is None else _numbered(coll, c, ws, *at, covered)
+            for c, at in zip(out, spans, strict=True)]
 
 
 _FIELD_NOUN = {"title": "title", "section": "section heading", "infobox": "header value"}
+
+
+def _numbered(coll: Any, clause: Clause, ws: list[str], i: int, n: int,
+              covered: list[str]) -> Clause:
+    """A title phrase with the number the question writes beside it, when some of the
+    phrase's titles hold that number too: 'pickle protocol 4' is 'Pickle protocol version 4'
+    (the phrase alone admits protocol 5's title as well). Not a number another phrase holds."""
+    for j in (i + n, i - 1):
+        if 0 <= j < len(ws) and ws[j].isdigit() and \
+                not any(f" {ws[j]} " in c for c in covered):
+            both = f"{clause.bql} AND {ws[j]}[title]"
+            if _admits(coll, both) > 0:
+                return Clause(both, clause.kind, f"{clause.why}, with {ws[j]}")
+    return clause
 
 
 def _title_term(coll: Any, word: str) -> tuple[str, int]:

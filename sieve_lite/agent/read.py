@@ -298,6 +298,8 @@ _CONSTANTS = frozenset({"None", "True", "False"})
 # years', '79 characters', '10ms'), hardly by a bare number ('2.7' is a version) or one with
 # another noun ('3.7.8 issues')
 _HOW_LONG = re.compile(r"\bhow\s+long\b", re.I)
+# 'How many bytes ...' counts bytes: '8 bytes' says the count with the unit asked
+_COUNTED = re.compile(r"\bhow\s+(?:many|much)\s+(\w+)", re.I)
 _LENGTH_UNITS = frozenset((*_TIME_UNITS, *"""ms ns us µs s character line byte bit kb mb gb
 kib mib gib release cycle""".split()))
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
@@ -474,6 +476,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
     weights = _kind_weights(q)
     asked = _said(q)
     split = set(q.words)
+    m = _COUNTED.search(q.text)
+    counted = m.group(1).lower() if m else ""
     qstems = q.stems
     best = ranked[0].score
     by_index = {s.index: s for s in ranked}
@@ -529,6 +533,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             shared = set(ws) & split - STOPWORDS
             if headed:
                 shared = {x for x in shared if not any(_inflects(x, n) for n in q.target.nouns)}
+            if counted and kind == "number" and len(ws) > 1 and _inflects(ws[-1], counted):
+                shared.discard(ws[-1])  # the unit counted ('8 bytes'), not a word repeated
             # ... but not a version that names what it versions ('Python 3.16' for 'By which
             # release ... the python.org installer'): its news is the number
             if kind == "version" and all(w in shared or any(ch.isdigit() for ch in w)
