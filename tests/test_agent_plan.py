@@ -343,3 +343,27 @@ def test_a_number_beside_a_title_phrase_picks_the_numbered_title(tmp_path: Path)
         assert [h.id for h in c.search(p.query, k=3).results] == ["pep-3154"]
         p = plan(c, "How many bytes does pickle protocol 7 use to store a frame's size?")
         assert p is not None and "7[title]" not in p.query
+
+
+def test_the_ranking_words_never_drop_the_document_the_selection_ranks_first(
+        tmp_path: Path) -> None:
+    """The question's other words rank the selection as an OR group, which also selects. The
+    PEP that proposed concurrent.futures says 'proposes', neither 'wrote' nor 'proposal':
+    the group would drop it although `concurrent AND futures` ranks it first. Then the
+    selection's own word joins the group, which admits what the selection admits."""
+    filler = [{"id": f"doc-{i}", "title": f"Unrelated proposal {i}",
+               "sections": [{"heading": "Abstract", "text": f"A proposal about thing {i}."}]}
+              for i in range(10)]
+    docs = [{"id": "pep-3148", "title": "futures - execute computations asynchronously",
+             "sections": [{"heading": "Abstract", "text": "This PEP proposes a design for a "
+                           "package, concurrent.futures, that evaluates callables with "
+                           "futures. The concurrent.futures module holds futures."}]},
+            {"id": "pep-3156", "title": "Asynchronous IO Support Rebooted",
+             "sections": [{"heading": "Abstract", "text": "This proposal wrote an event loop; "
+                           "concurrent.futures is mentioned once."}]},
+            *filler]
+    db = build_db(tmp_path / "futures.db", docs)
+    with sieve_lite.open(db) as c:
+        p = plan(c, "Who wrote the proposal for concurrent.futures?")
+        assert p is not None and p.query.startswith("concurrent AND futures AND (")
+        assert [h.id for h in c.search(p.query, k=3, ranker="bm25").results][0] == "pep-3148"

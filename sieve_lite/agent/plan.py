@@ -451,15 +451,38 @@ def plan(coll: Any, question: str | Question, max_clauses: int = 4,
     if n > 1 and rank:
         # Date and field clauses do not score: the question's other words must rank. As an
         # OR group they also select, and drop documents sharing no word with the question
-        # (those would rank last anyway); kept unless that leaves nothing.
+        # (those would rank last anyway); kept unless that leaves nothing. But a selection
+        # whose own words score may rank first a document without any of them: PEP 3148,
+        # first for `concurrent AND futures`, says neither 'wrote' nor 'proposal'. Then the
+        # selection's last part joins the group, which then admits all it admits, and the
+        # group's words still rank (BQL has no clause that only ranks).
         ranked = f"{query} AND ({' OR '.join(rank[:12])})"
-        if _admits(coll, ranked) > 0:
+        kept = _admits(coll, ranked)
+        if kept > 0:
+            if kept < n and not _keeps_first(coll, query, ranked):
+                ranked = f"{query} AND ({' OR '.join([*rank[:12], parts[-1]])})"
             query = ranked
     chosen = " AND ".join(c.bql for c in combo)
     alts = tuple(x for _n, _s, x in sorted(admitted) if x != chosen and x != query)
     return Plan(query=query, admitted=n, clauses=combo, why="; ".join(why),
                 alternatives=alts, words=tuple(chosen_words),
                 dropped=tuple(dropped))
+
+
+def _keeps_first(coll: Any, query: str, ranked: str) -> bool:
+    """Whether ``ranked`` still admits the document ``query`` ranks first (bm25); true when
+    ``query`` has no word that ranks (dates, ids: its order is no ranking)."""
+    from ..options import MAX_K
+
+    try:
+        first = coll.search(query, k=1, ranker="bm25", strict=True)
+        if not first.results or first.ranker != "bm25":
+            return True
+        res = coll.search(ranked, k=MAX_K, ranker="bm25", strict=True)
+    except QueryError:
+        return True
+    top = str(first.results[0].id)
+    return res.total > MAX_K or any(str(h.id) == top for h in res.results)
 
 
 def _relaxed(coll: Any, base: str, cwords: list[str], good: set[str]
