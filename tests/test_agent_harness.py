@@ -462,3 +462,38 @@ def test_no_search_when_its_results_could_not_be_read(coll) -> None:
     g = agent._grammar().gbnf()
     assert g.startswith("root ::= thought? (fetch | answer)") or "search ::=" not in g
     assert "fetch ::=" in g
+
+
+# the title and every section say the question's words; no sentence says the thing
+OVERVIEW = {"id": "pep-0998", "title": "Frobnicator Overview", "date": "2020-01-01",
+            "author": ["C D"], "sections": [
+                {"heading": "Parts", "text": "The frobnicator is one part. A cache is "
+                 "another. Locks exist."},
+                {"heading": "More", "text": "Locks are listed elsewhere. Caches too."}]}
+
+
+def test_the_first_read_is_the_card_whose_sentence_says_the_thing(tmp_path: Path) -> None:
+    """The ranker orders whole documents: a later card whose best passage or sentence
+    scores half as much again as the first card's is read first, and the step says why."""
+    with sieve_lite.open(build_db(tmp_path / "first.db", [OVERVIEW, SPREAD, *MINI_DOCS])) as c:
+        tools = CollectionTools(c)
+        tools.question_text = "How long does a frobnicator cache hold its locks?"
+        tools.focus = ["frobnicator", "cache", "hold", "locks"]
+        doc, why = tools.first_to_read(["pep-0998", "pep-0999"])
+        assert doc == "pep-0999" and why.startswith("card 2's best passage")
+        assert tools.first_to_read(["pep-0999", "pep-0998"]) == ("pep-0999", "")
+        # a close second stays second
+        tools.focus = ["frobnicator"]
+        assert tools.first_to_read(["pep-0998", "pep-0999"]) == ("pep-0998", "")
+        tools.focus = []
+        assert tools.first_to_read(["pep-0998", "pep-0999"]) == ("pep-0998", "")
+    # in the loop: the engine's first read (a small model's) is that card, and says why
+    with sieve_lite.open(tmp_path / "first.db") as c:
+        bb = ScriptedBackbone(["answer: one second\ncite: pep-0999 | Cache Design"] * 3)
+        ep = Agent(bb, CollectionTools(c, "sieve"), "manual",
+                   Budgets(engine_first_read=True, plan=True, max_steps=3)).run(
+            "How long does a frobnicator cache hold its locks?")
+        assert [h["id"] for h in ep.steps[0].info["hits"]][:2] == ["pep-0998", "pep-0999"]
+        first = ep.steps[1]
+        assert first.info.get("engine") and first.action.doc == "pep-0999"
+        assert first.info["lead"].startswith("card 2's best passage")

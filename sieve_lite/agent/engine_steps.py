@@ -83,13 +83,20 @@ class EngineSteps:
         return ""
 
     def _first_read(self) -> str:
-        """With ``engine_first_read`` (small models, sieve mode): step 0's first card, to be
-        read at its best-ranked section before the model acts; '' otherwise."""
+        """With ``engine_first_read`` (small models, sieve mode): the card of step 0 to read
+        at its best-ranked section before the model acts (the first, unless another matches
+        the question's words much better: ``first_to_read``); '' otherwise."""
         # only as the first action: nothing but step 0's search came before it
         if not (self.budgets.engine_first_read and self.mode == "sieve" and self.acc.seeded
                 and len(self.steps) == 1 and self.st.last_hits):
             return ""
-        return str(self.st.last_hits[0].id)
+        ids = [str(h.id) for h in self.st.last_hits]
+        pick = getattr(self.tools, "first_to_read", None)
+        if pick is None:
+            return ids[0]
+        doc, why = pick(ids)
+        self._lead_why = why
+        return doc
 
     def _next_named(self) -> str:
         """With ``engine_first_read``: once the engine's first read was chosen from and gave
@@ -146,6 +153,9 @@ class EngineSteps:
         if self.st.hop is not None and self.st.hop.doc == doc and self._lead_why:
             step.info["lead"] = self._lead_why
             step.engine_seconds += self._lead_seconds
+            self._lead_why = ""
+        elif self._lead_why and self.st.hop is None and len(self.steps) == 1:
+            step.info["lead"] = self._lead_why  # the first read, not card 1 (first_to_read)
             self._lead_why = ""
         action = Fetch(doc, sections[0])
         step.action = action

@@ -117,7 +117,8 @@ class LiveView:
             timing = f"engine {e.get('engine_seconds', 0) * 1000:.0f}ms"
         elif e.get("info", {}).get("engine"):
             # a read the engine made itself (a route's, or a small model's first)
-            label = f"step {e.get('index')} (engine)"
+            lead = e["info"].get("lead")  # why it read that document (a hop, a later card)
+            label = f"step {e.get('index')} (engine{': ' + escape(lead) if lead else ''})"
             timing = f"engine {e.get('engine_seconds', 0) * 1000:.0f}ms"
         if action.get("thought"):
             c.print(f"[dim italic]  thought: {escape(action['thought'])}[/dim italic]")
