@@ -71,6 +71,14 @@ def test_the_noun_asked_for_is_the_last_one() -> None:
     assert analyze("Whose Python-DSV module read CSV files?").target.kind == "who"
 
 
+def test_a_count_names_the_noun_it_counts() -> None:
+    # the unit an answer may say ('8 bytes'): read.score_candidates takes it from here
+    assert analyze("How many bytes does the header take?").target.counted == "bytes"
+    assert analyze("How much memory did it save, roughly?").target.counted == "memory"
+    assert analyze("How long may a line be?").target.counted == ""
+    assert analyze("Which PEP says how many bytes a header takes?").target.counted == ""
+
+
 @pytest.mark.parametrize(("question", "head"), [
     # capitalised modifiers and a plural inside the noun phrase
     ("The book is a life of what American civil rights leader, born in 1908?", "leader"),
@@ -243,6 +251,15 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
                                        "years.", ("d", "s"),
                                        lambda _w: 1.0).candidates}
     assert got["five years"].prior > got["3.7.8 issues"].prior
+    # 'how often' asks for the time between: a year is no answer, and a span of time the
+    # tagger calls a date fits as well as one it calls a number
+    q = analyze("How often does the project cut a new edition?")
+    got = {c.text: c for c in read_for(q, "A crate is assumed to have edition 2015, "
+                                       "coinciding with Rust 1.0. The project cuts a new "
+                                       "edition every two or three years.", ("d", "s"),
+                                       lambda _w: 1.0).candidates}
+    assert got["two or three years"].prior > 0.8
+    assert max(got["2015"].prior, got["1.0"].prior) < 0.3
     # ... but not for 'how many'
     q = analyze("How many releases get security fixes?")
     got = {c.text: c for c in read_for(q, "Release 2.7 was special. Each release gets "

@@ -96,6 +96,7 @@ class Target:
     nouns: frozenset[str]
     head: str = ""          # the noun asked for ('feature' in 'which JavaScript feature')
     asks_kind: bool = False  # 'what kind / type / sort of ...': a kind, not a name
+    counted: str = ""       # the noun 'how many / how much' counts ('bytes'): an answer's unit
 
 
 @dataclass(frozen=True)
@@ -540,7 +541,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
     low = text.lower()
     if options:
         return Target("choice", frozenset())
-    kind, nouns = "", []
+    kind, nouns, counted = "", [], ""
     for i, w in enumerate(q):
         if _relative(q, i):
             continue
@@ -554,6 +555,8 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             kind = "why"
         elif w == "how" and i + 1 < len(q) and q[i + 1] in _HOW_MUCH:
             kind = "number"
+            if q[i + 1] in ("many", "much") and i + 2 < len(q):
+                counted = q[i + 2]
         elif w == "how":
             kind = "why"  # 'how does X work': a way, not a span
         elif w in ("what", "which"):
@@ -604,7 +607,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             " ".join(q)):
         nouns = ["status"]  # 'What became of the proposal ...?' asks how it ended
     return Target(kind, frozenset(nouns), nouns[-1] if nouns else "",
-                  bool(_ASKS_KIND.search(text)))
+                  bool(_ASKS_KIND.search(text)), counted)
 
 
 _ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)

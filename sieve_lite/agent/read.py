@@ -296,10 +296,9 @@ def _kind_weights(q: Question) -> dict[str, float]:
 _CONSTANTS = frozenset({"None", "True", "False"})
 # 'How long ...' is answered by a span of time or a size with its unit ('24 hours', 'five
 # years', '79 characters', '10ms'), hardly by a bare number ('2.7' is a version) or one with
-# another noun ('3.7.8 issues')
-_HOW_LONG = re.compile(r"\bhow\s+long\b", re.I)
-# 'How many bytes ...' counts bytes: '8 bytes' says the count with the unit asked
-_COUNTED = re.compile(r"\bhow\s+(?:many|much)\s+(\w+)", re.I)
+# another noun ('3.7.8 issues'); 'how often' by a time between ('every two or three years'),
+# not a year ('2015')
+_HOW_LONG = re.compile(r"\bhow\s+(?:long|often)\b", re.I)
 _LENGTH_UNITS = frozenset((*_TIME_UNITS, *"""ms ns us µs s character line byte bit kb mb gb
 kib mib gib release cycle""".split()))
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
@@ -322,10 +321,13 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
-    if kind in ("number", "version") and _HOW_LONG.search(q.text) \
-            and not any(u in _LENGTH_UNITS or u.removesuffix("s") in _LENGTH_UNITS
-                        for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
-        return min(w, 0.3)
+    if kind in ("number", "version", "date") and _HOW_LONG.search(q.text):
+        if not any(u in _LENGTH_UNITS or u.removesuffix("s") in _LENGTH_UNITS
+                   for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
+            return min(w, 0.3)
+        # a span of time with its unit is what is asked, whatever the tagger calls it ('two
+        # or three years' is a DATE to spaCy)
+        return max(w, weights.get("number", 0.0))
     return w
 
 
@@ -476,8 +478,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
     weights = _kind_weights(q)
     asked = _said(q)
     split = set(q.words)
-    m = _COUNTED.search(q.text)
-    counted = m.group(1).lower() if m else ""
+    counted = q.target.counted  # 'how many bytes': '8 bytes' says the count with its unit
     qstems = q.stems
     best = ranked[0].score
     by_index = {s.index: s for s in ranked}
