@@ -250,7 +250,7 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
     got = {c.text: c for c in read_for(q, "Release 3.7.8 issues were fixed within five "
                                        "years.", ("d", "s"),
                                        lambda _w: 1.0).candidates}
-    assert got["five years"].prior > got["3.7.8 issues"].prior
+    assert "five years" in got and "3.7.8 issues" not in got  # a version is no quantity
     # 'how often' asks for the time between: a year is no answer, and a span of time the
     # tagger calls a date fits as well as one it calls a number
     q = analyze("How often does the project cut a new edition?")
@@ -260,6 +260,11 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
                                        lambda _w: 1.0).candidates}
     assert got["two or three years"].prior > 0.8
     assert max(got["2015"].prior, got["1.0"].prior) < 0.3
+    # a dotted triple is a version, never a quantity, whatever the tagger calls it
+    q = analyze("Roughly how big was the pure-Python parser?")
+    got = {c.text for c in read_for(q, "The parser is about 1000 lines and supports TOML "
+                                    "1.0.0 fully.", ("d", "s"), lambda _w: 1.0).candidates}
+    assert "1000 lines" in got and not any(t.startswith("1.0.0") for t in got)
     # ... but not for 'how many'
     q = analyze("How many releases get security fixes?")
     got = {c.text: c for c in read_for(q, "Release 2.7 was special. Each release gets "
@@ -1452,6 +1457,30 @@ def test_a_read_that_does_not_answer_leads_to_the_document_it_names(tmp_path: Pa
     # both reads were chosen from, and neither choice was sure: no answer, not a guess
     assert sum(1 for c in bb.calls if "score" in c) == 2
     assert ep.answer == NO_ANSWER and ep.accounting.no_answer
+
+
+_TIMING = {"id": "pep-0996", "title": "Frobnicator timing", "date": "2020-01-01",
+           "author": ["A B"], "sections": [
+               {"heading": "Timing", "text": "Ada Byron and Bob Stone first timed the "
+                "frobnicator cache locks."},
+               {"heading": "Notes", "text": "Carl Young wrote notes on the frobnicator cache."},
+               {"heading": "History", "text": "The project began in 2001."}]}
+
+
+def test_a_first_read_that_does_not_answer_and_names_nothing_leads_to_the_next_section(
+        tmp_path: Path) -> None:
+    from sieve_lite.agent.profile import budgets_for
+    from tests.test_agent_loop import MINI_DOCS, build_db
+
+    db = build_db(tmp_path / "timing.db", [_TIMING, *MINI_DOCS])
+    bb = _Unsure([])  # each choice abstains: which sections the engine reads, not answers
+    ep = run_question(db, "Who first timed the frobnicator cache locks?", backbone_obj=bb,
+                      budgets=budgets_for(135_000_000, 8192))
+    reads = [(s.action.doc, s.action.section, s.info.get("lead", "")) for s in ep.steps
+             if s.action is not None and s.action.kind == "fetch"]
+    assert [(d, sec) for d, sec, _ in reads] == [("pep-0996", "Timing"), ("pep-0996", "Notes")]
+    assert reads[1][2] == "pep-0996 | Timing did not answer; its next section for the question"
+    assert ep.answer == NO_ANSWER
 
 
 class _Prefers(ScriptedBackbone):
