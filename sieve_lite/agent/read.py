@@ -298,6 +298,8 @@ _CONSTANTS = frozenset({"None", "True", "False"})
 # years', '79 characters', '10ms'), hardly by a bare number ('2.7' is a version) or one with
 # another noun ('3.7.8 issues'); 'how often' by a time between ('every two or three years'),
 # not a year ('2015')
+# Two dots or more: a version ('1.0.0') or an address, which spaCy may call a CARDINAL.
+_DOTTED = re.compile(r"^\d+\.\d+\.\d+")
 _HOW_LONG = re.compile(r"\bhow\s+(?:long|often)\b", re.I)
 _LENGTH_UNITS = frozenset((*_TIME_UNITS, *"""ms ns us µs s character line byte bit kb mb gb
 kib mib gib release cycle""".split()))
@@ -314,6 +316,8 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     exception is, and for a bare number when 'how long' is asked."""
     if kind == "defined":
         return 1.0
+    if kind == "number" and _DOTTED.match(text):
+        kind = "version"  # '1.0.0' is a version or an identifier, never a quantity
     w = weights.get(kind, 0.0)
     if text in _CONSTANTS and q.target.head not in _VALUE_NOUNS \
             and not _ASKS_RETURN.search(q.text):
