@@ -294,12 +294,12 @@ def _kind_weights(q: Question) -> dict[str, float]:
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
 _CONSTANTS = frozenset({"None", "True", "False"})
+# Two dots or more: a version ('1.0.0') or an address, which spaCy may call a CARDINAL.
+_DOTTED = re.compile(r"^\d+\.\d+\.\d+")
 # 'How long ...' is answered by a span of time or a size with its unit ('24 hours', 'five
 # years', '79 characters', '10ms'), hardly by a bare number ('2.7' is a version) or one with
 # another noun ('3.7.8 issues'); 'how often' by a time between ('every two or three years'),
 # not a year ('2015')
-# Two dots or more: a version ('1.0.0') or an address, which spaCy may call a CARDINAL.
-_DOTTED = re.compile(r"^\d+\.\d+\.\d+")
 _HOW_LONG = re.compile(r"\bhow\s+(?:long|often)\b", re.I)
 _LENGTH_UNITS = frozenset((*_TIME_UNITS, *"""ms ns us µs s character line byte bit kb mb gb
 kib mib gib release cycle""".split()))
@@ -313,7 +313,8 @@ _EXCEPTION_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt|
 def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> float:
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
     Python's constants unless a value is asked, for code that is no exception's name when an
-    exception is, and for a bare number when 'how long' is asked."""
+    exception is, and for a bare number when 'how long' or 'how often' is asked; a dotted
+    triple ('1.0.0') fits as a version."""
     if kind == "defined":
         return 1.0
     if kind == "number" and _DOTTED.match(text):
