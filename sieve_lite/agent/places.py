@@ -49,6 +49,18 @@ def nation(name: str) -> str:
     return demonyms().get(folded, folded)
 
 
+def is_demonym(name: str) -> bool:
+    """Whether ``name`` is what a people is called ('American', 'Welsh'), not a country's
+    name ('Mexico'); False for everything without countryinfo."""
+    return " ".join(words(name)) in _demonyms_only()
+
+
+@lru_cache(maxsize=1)
+def _demonyms_only() -> frozenset[str]:
+    table = demonyms()
+    return frozenset(v for v in table.values()) - {k for k, v in table.items() if k != v}
+
+
 @lru_cache(maxsize=1)
 def provinces() -> dict[str, str]:
     """Folded names of states and provinces -> their folded country ('michigan' -> 'united

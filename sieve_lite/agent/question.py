@@ -203,14 +203,42 @@ def _lead_in(text: str) -> tuple[str, ...]:
     word opens the question or a clause."""
     for m in _WH_IN_PLACE.finditer(text):
         # the clause the question word stands in ('For type stubs ..., from which pip
-        # version' has only 'from'); a lone preposition leads nothing ('In which city')
+        # version' has only 'from')
         ws = [w.lower() for w in _words(re.split(r"[,;:]", text[:m.start()])[-1])]
+        if len(ws) == 1 and ws[0] in _PREPOSITIONS:
+            fronted = _fronted_lead(ws[0], text[m.end():])
+            if fronted:
+                return fronted
         if len(ws) < 2 or ws[-1] in _NOT_LEAD:
             continue
         if m.group(1).lower() != "what" and ws[-1] not in _PREPOSITIONS:
             continue
         return tuple(ws[-2:])
     return ()
+
+
+_AUX = frozenset({"is", "was", "are", "were", "did", "does", "do", "has", "have", "had"})
+_CLAUSE_ENDS = frozenset({"where", "which", "that", "who", "whom", "whose", "when", "while",
+                          "because", "before", "after", "if", "according"})
+
+
+def _fronted_lead(prep: str, rest: str) -> tuple[str, ...]:
+    """A fronted preposition ('In which city was the 2023 sprint held?'): the text says the
+    answer after the clause's last word and the preposition ('held in Brno', 'the 2023
+    sprint in Brno'), so those two lead in. Empty unless the question word's noun is followed
+    by is/was/did ... and a clause."""
+    ws = [w.lower() for w in _words(re.split(r"[,;:?]", rest)[0])]
+    aux = next((i for i, w in enumerate(ws[:4]) if w in _AUX), None)
+    if aux is None:
+        return ()
+    clause: list[str] = []
+    for w in ws[aux + 1:]:
+        if w in _CLAUSE_ENDS:
+            break
+        clause.append(w)
+    while clause and clause[-1] in STOPWORDS:
+        clause.pop()
+    return (clause[-1], prep) if clause else ()
 
 
 def names(text: str) -> list[str]:

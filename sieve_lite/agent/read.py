@@ -35,7 +35,7 @@ from typing import Any
 from ..words import words
 from .lives import asked_fact, life_date, life_place
 from .pipeline import nlp
-from .places import lookup, nation
+from .places import is_demonym, lookup, nation
 from .question import MONTHS, STOPWORDS, Question, analyze
 from .roles import PERSON_ROLES
 
@@ -146,6 +146,8 @@ class Candidate:
     label: tuple[str, str] | None = None   # (doc, section) it was read in
     coverage: float = 0.0       # how much of the question its sentence (and the one before)
     #                             holds: an answer in a sentence about something else is a guess
+    placed: bool = False        # said where the question's words put the answer ('sprint
+    #                             in Brno' for 'In which city was the sprint')
 
 
 @dataclass
@@ -552,10 +554,17 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 near = 1.0 / (1.0 + dist)
             else:
                 near = 0.3
-            if q.lead_in and _in_place(q.lead_in, s.text[:at]):
+            placed = False
+            if kind in _NAMING_KINDS and not is_demonym(text) \
+                    and _names_the_noun(q, s.text[at + len(text):]):
+                # 'Which cookbook recipe ...' and 'the ``execmodule`` cookbook recipe': a name
+                # said right before the noun asked names the thing of that kind
+                near, placed = 1.0, True
+                w = max(w, IN_PLACE_FIT)
+            elif q.lead_in and _in_place(q.lead_in, s.text[:at]):
                 # 'located in what county' and '... is located in Avery County': the span
                 # stands where the question word stands, and is of the kind it asks for
-                near = 1.0
+                near, placed = 1.0, kind != "word"
                 w = max(w, IN_PLACE_FIT) if kind != "word" else w
             prior = rel * w * (0.4 + 0.6 * near) * overlap
             key = " ".join(ws)
@@ -565,7 +574,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                                                                   if before else 0.0)))
             if old is None or prior > old.prior:
                 out[key] = Candidate(text.strip("`'\""), kind, s.index, round(prior, 4), label,
-                                     round(cover, 3))
+                                     round(cover, 3), placed)
     return sorted(_named_as_asked(q, out.values()), key=lambda c: (-c.prior, len(c.text)))
 
 
@@ -586,15 +595,37 @@ def _in_place(lead: tuple[str, ...], before: str) -> bool:
                                                                          strict=True))
 
 
+_NAMING_KINDS = frozenset({"code", "quote", "entity", "place", "person", "version"})
+_AFTER_NAME = re.compile(r"^[`'\"*”’]*\s+((?:[\w-]+\s+){0,2}[\w-]+)")
+
+
+def _names_the_noun(q: Question, after: str) -> bool:
+    """Whether the text right after a span is the noun the question asks for, alone or with
+    the other nouns it names ('`` cookbook recipe' for 'Which cookbook recipe ...')."""
+    head = q.target.head
+    if q.target.kind != "what" or len(head) < 3 or q.target.asks_kind:
+        return False
+    m = _AFTER_NAME.match(after)
+    if not m:
+        return False
+    ws = m.group(1).lower().split()
+    for i, w in enumerate(ws):
+        if _inflects(w, head):
+            return all(any(_inflects(x, n) for n in q.target.nouns) for x in ws[:i])
+    return False
+
+
 def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
     """'Which county ...' is answered by a name that ends in 'County' ('Avery County') when
-    the sentences hold one: then other names and phrases fit less. Not for 'What kind of
-    university ...', which asks for a kind, not a name."""
+    the sentences hold one: then other names and phrases fit less, unless said where the
+    question puts the answer (``Candidate.placed``). Not for 'What kind of university ...',
+    which asks for a kind, not a name."""
     cands = list(cands)
     named = [_names_asked(q, c.text) for c in cands]
     if not any(named):
         return cands
-    return [c if is_named or c.kind not in ("entity", "place", "phrase", "person", "named")
+    return [c if is_named or c.placed or c.kind not in ("entity", "place", "phrase", "person",
+                                                        "named")
             else _fits_less(c) for c, is_named in zip(cands, named, strict=True)]
 
 
