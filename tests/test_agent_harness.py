@@ -248,11 +248,19 @@ def test_answer_starts_follow_the_question() -> None:
 
 def test_which_x_questions_may_answer_x_and_a_number(coll) -> None:
     from sieve_lite.agent.question import STOPWORDS
-    from sieve_lite.agent.spans import answer_starts
+    from sieve_lite.agent.spans import answer_starts, header_starts, keyed_values
 
     idx = SpanIndex([Source("PEP: 572\nTitle: Assignment Expressions", ("pep-0572", "infobox"))])
     assert answer_starts(idx, "Which PEP introduced the walrus operator?", STOPWORDS) == {"PEP"}
     assert idx.ground("PEP 572").text == "PEP 572"  # the label's colon is dropped
+    # 'Which proposal ...' asks for the document as much as 'Which PEP ...': the key that
+    # numbers the one read answers, key and all; not a value that merely is a number
+    for q in ("Which proposal introduced the walrus operator?",
+              "What document introduced the walrus operator?"):
+        assert answer_starts(idx, q, STOPWORDS) == {"PEP"}, q
+        assert header_starts(idx, q, STOPWORDS) == {"PEP", "572"}, q
+        assert keyed_values(idx, q, STOPWORDS) == {"PEP", "572"}, q
+    assert not keyed_values(idx, "Which operator did the proposal introduce?", STOPWORDS)
     # the infobox leads when one of its keys names what the question asks for, and comes
     # last when none does (its title's words alone make any infobox look relevant)
     tools = CollectionTools(coll, compact=True, sections_shown=2)

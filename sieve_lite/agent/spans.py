@@ -293,6 +293,11 @@ def _typed_value(kind: str, value: str) -> bool:
     return True
 
 
+# What a question calls the document itself when it does not say the collection's word for
+# it ('Which proposal ...' for 'Which PEP ...').
+_DOCUMENT_NOUNS = ("proposal", "document", "specification", "spec")
+
+
 def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 ) -> tuple[int, set[str], set[str]]:
     """(score, value chunks, key chunks) of the shown 'key: value' lines whose key best names
@@ -320,6 +325,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     writes = bool(asked & _stems(_WRITING)) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)))
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
+    doc_asked = bool(nouns & _stems(_DOCUMENT_NOUNS)) and target.kind == "what"
 
     def key_score(key: set[str]) -> int:
         if key & nouns:
@@ -359,8 +365,13 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 vals.append(ch[j][0])
                 j += 1
             value = " ".join(vals)
+            named_by = bool(number) and value == number and doc_asked
             if score < 3 and number and value == number:
-                score = 0
+                # ... unless the question asks which document ('Which proposal made ...'):
+                # the key that numbers the one read names it, key and all ('PEP 703')
+                score = 3 if named_by else 0
+                if named_by:
+                    vals = [core, *vals]
             if score == 3 and _qualified_apart(key_words, nouns, asked, value):
                 score = 1 if key & asked else 0
             if "by" in key and key & asked - nouns - {"by"} and not passive \
@@ -423,7 +434,7 @@ def answer_starts(index: SpanIndex, question: str, stopwords: Iterable[str]) -> 
     if score >= 4 and keyed & cands:
         return keyed & cands  # another document's number, whatever the type rule says
     cands = typed or cands
-    cands = (cands - labels) or cands
+    cands = (cands - (labels - keyed)) or cands  # a keyed label: 'PEP' of 'PEP: 703'
     return (keyed & cands) or cands
 
 
