@@ -162,6 +162,7 @@ class CollectionTools:
         self.ranker = ranker or ("hybrid" if getattr(coll, "has_vectors", False) else "bm25")
         self._sections: dict[str, list[str]] = {}
         self._idf: Any = None       # the collection's word idf (read.collection_idf), lazily
+        self._scores: dict[tuple[str, tuple[str, ...]], Any] = {}  # _scored's, per question
 
     # -- search ----------------------------------------------------------------------------
     def seed(self, question: str, k: int) -> SearchOutcome:
@@ -222,12 +223,11 @@ class CollectionTools:
         nothing asked for comes last."""
         if not self.focus:
             return ([first] if first in names else []) + [n for n in names if n != first]
-        doc = self.coll.document(doc_id)
-        rowid = self.coll.doc_rowid(doc_id) if doc is not None else None
-        if doc is None or rowid is None:
+        scored = self._scored(doc_id)
+        if scored is None:
             return names
+        doc, passages, best_sentences = scored
         from ..fetch import section_names
-        from ..rank import passage_scores, scoring_terms
         from .question import STOPWORDS
         from .spans import Source, SpanIndex, keyed_lines
 
@@ -239,10 +239,7 @@ class CollectionTools:
             question = self.question_text or " ".join(self.focus)
             targeted = keyed_lines(idx, question, STOPWORDS)[0] >= 2
         scores: dict[str, float] = {}
-        terms = scoring_terms([(w, False) for w in self.focus])
-        own = getattr(self.coll, "passage_scores_of", None)  # sharded: on the doc's shard
-        for (kind, pos), value in (own(terms, doc_id) if own is not None
-                                   else passage_scores(self.coll, terms, rowid)):
+        for (kind, pos), value in passages:
             name = pos_names[pos] if kind == "section" and pos < len(pos_names) else kind
             scores[name] = max(scores.get(name, 0.0), value)
 
@@ -251,8 +248,7 @@ class CollectionTools:
         # mentions every word somewhere loses to one with a sentence that says the thing.
         # Measured on the natural PEP dev set's prose questions (gold document): the gold
         # section first 38 of 49 by the passage score alone, 40 fused.
-        sentence = {name: self._best_sentence(sec["text"])
-                    for name, sec in zip(pos_names, doc["sections"], strict=True)}
+        sentence = dict(zip(pos_names, best_sentences, strict=True))
         by_passage = {n: i for i, n in enumerate(sorted(
             names, key=lambda n: (-scores.get(n, 0.0), names.index(n))))}
         by_sentence = {n: i for i, n in enumerate(sorted(
@@ -299,18 +295,35 @@ class CollectionTools:
 
     def _match(self, doc_id: str) -> tuple[float, float]:
         """(best passage, best sentence) of a document for the question's words."""
+        scored = self._scored(doc_id)
+        if scored is None:
+            return 0.0, 0.0
+        _doc, passages, sentences = scored
+        return max((v for _k, v in passages), default=0.0), max(sentences, default=0.0)
+
+    def _scored(self, doc_id: str) -> tuple[dict[str, Any], list[Any], list[float]] | None:
+        """(the document, the ranker's passage scores of the question's words, the best
+        sentence's score of each section); None for an unknown id. Kept for the question:
+        the first read's card is scored to be chosen (``first_to_read``), then read
+        (``rank_sections``)."""
         from ..rank import passage_scores, scoring_terms
 
+        key = (doc_id, tuple(self.focus))
+        if key in self._scores:
+            return self._scores[key]
         doc = self.coll.document(doc_id)
         rowid = self.coll.doc_rowid(doc_id) if doc is not None else None
         if doc is None or rowid is None:
-            return 0.0, 0.0
+            return None
         terms = scoring_terms([(w, False) for w in self.focus])
         own = getattr(self.coll, "passage_scores_of", None)  # sharded: on the doc's shard
-        got = own(terms, doc_id) if own is not None else passage_scores(self.coll, terms, rowid)
-        passage = max((v for _k, v in got), default=0.0)
-        sentence = max((self._best_sentence(s["text"]) for s in doc["sections"]), default=0.0)
-        return passage, sentence
+        passages = list(own(terms, doc_id) if own is not None
+                        else passage_scores(self.coll, terms, rowid))
+        got = (doc, passages, [self._best_sentence(sec["text"]) for sec in doc["sections"]])
+        if len(self._scores) >= 16 or any(k[1] != key[1] for k in self._scores):
+            self._scores.clear()  # another question's, or enough for one episode
+        self._scores[key] = got
+        return got
 
     def _best_sentence(self, text: str) -> float:
         """The idf-weighted share of the question's content words (first five letters) that
