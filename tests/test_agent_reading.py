@@ -306,6 +306,14 @@ def test_a_span_said_where_the_question_word_stands_leads() -> None:
     got = {c.text: c.prior for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
     assert got["mutable namedtuples with defaults"] >= max(got.values())
     assert got["mutable namedtuples with defaults"] > got["Class factories"]
+    # one word may stand between the two lead-in words ('keynote presentation at')
+    q = analyze("The proposal was rejected after a poll during his keynote at which conference?")
+    assert q.lead_in == ("keynote", "at")
+    text = ("A quick poll during my keynote presentation at PyCon 2007 shows this proposal has "
+            "no popular support. I therefore reject it.")
+    got = read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates
+    assert next(c for c in got if c.text == "PyCon 2007").placed
+    assert not next(c for c in got if c.text == "popular support").placed
 
 
 def test_a_fronted_preposition_leads_with_the_last_word_of_its_clause() -> None:

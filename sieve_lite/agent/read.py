@@ -585,14 +585,15 @@ _ARTICLES = frozenset({"the", "a", "an"})
 
 
 def _in_place(lead: tuple[str, ...], before: str) -> bool:
-    """Whether the text right before a span ends with the question's lead-in words (first
-    five letters each; an article between them and the span is skipped)."""
-    ws = words(before)[-len(lead) - 1:]
+    """Whether the text right before a span ends with the question's two lead-in words
+    (first five letters each): the second right before it (an article between is skipped),
+    the first right before that or one word earlier ('keynote presentation at PyCon' for
+    'his keynote at which conference')."""
+    ws = words(before)[-4:]
     while ws and ws[-1] in _ARTICLES:
         ws.pop()
-    tail = ws[-len(lead):]
-    return len(tail) == len(lead) and all(a[:5] == b[:5] for a, b in zip(tail, lead,
-                                                                         strict=True))
+    return len(lead) == 2 and len(ws) >= 2 and ws[-1][:5] == lead[1][:5] and \
+        any(w[:5] == lead[0][:5] for w in ws[-3:-1])
 
 
 _NAMING_KINDS = frozenset({"code", "quote", "entity", "place", "person", "version"})
