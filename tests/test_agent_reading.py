@@ -326,6 +326,9 @@ def test_a_fronted_preposition_leads_with_the_last_word_of_its_clause() -> None:
     assert q.lead_in == ("sprint", "in")
     assert analyze("In what way does it differ?").lead_in == ("differ", "in")
     assert analyze("In which city?").lead_in == ()
+    # ... after a modal too, however long the noun phrase asked
+    assert analyze("On which lines of a Python file may an encoding declaration appear?"
+                   ).lead_in == ("appear", "on")
     # the name said in place wins over the one that ends in the noun asked ('... City')
     text = ("At the 2023 Language Summit in Salt Lake City it was decided to start work on an "
             "inventory of problems. At the 2023 core developer sprint in Brno this work is more "

@@ -217,7 +217,8 @@ def _lead_in(text: str) -> tuple[str, ...]:
     return ()
 
 
-_AUX = frozenset({"is", "was", "are", "were", "did", "does", "do", "has", "have", "had"})
+_AUX = frozenset({"is", "was", "are", "were", "did", "does", "do", "has", "have", "had", "can",
+                  "could", "may", "might", "must", "should", "will", "would"})
 _CLAUSE_ENDS = frozenset({"where", "which", "that", "who", "whom", "whose", "when", "while",
                           "because", "before", "after", "if", "according"})
 
@@ -226,9 +227,9 @@ def _fronted_lead(prep: str, rest: str) -> tuple[str, ...]:
     """A fronted preposition ('In which city was the 2023 sprint held?'): the text says the
     answer after the clause's last word and the preposition ('held in Brno', 'the 2023
     sprint in Brno'), so those two lead in. Empty unless the question word's noun is followed
-    by is/was/did ... and a clause."""
+    by is/was/did/can ... and a clause."""
     ws = [w.lower() for w in _words(re.split(r"[,;:?]", rest)[0])]
-    aux = next((i for i, w in enumerate(ws[:4]) if w in _AUX), None)
+    aux = next((i for i, w in enumerate(ws[:8]) if w in _AUX), None)
     if aux is None:
         return ()
     clause: list[str] = []
