@@ -353,6 +353,18 @@ def test_a_name_said_right_before_the_noun_asked_names_a_thing_of_that_kind() ->
     assert not any(c.placed for c in cands if c.text == "American")
 
 
+def test_a_run_of_capitals_is_a_constant_s_name() -> None:
+    # 'CIRCLED TIMES' (a Unicode name) is code like 'SNOWMAN', so it fits 'which symbol' as
+    # fully as its parts do; a capitalised name is still an entity
+    q = analyze("Which Unicode symbol conventionally means elementwise multiplication?")
+    text = ("And U+2297 CIRCLED TIMES is actually used conventionally to mean elementwise "
+            "multiplication, says Guido van Rossum.")
+    got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert got["CIRCLED TIMES"].kind == "code"
+    assert got["CIRCLED TIMES"].prior >= got["CIRCLED"].prior
+    assert got["Guido van Rossum"].kind != "code"
+
+
 def test_a_modifier_s_phrase_is_spaced_as_written_and_e_g_is_no_identifier() -> None:
     q = analyze("Which cookbook recipe was the proposed mechanism, e.g. for running modules?")
     texts = [c.text for c in read_for(q, "The ``execmodule`` cookbook recipe itself was the "

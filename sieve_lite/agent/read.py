@@ -377,7 +377,11 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
         found.append((m.group(0), "version", m.start()))  # 'JDK 1.4', 'PEP 8001
     for m in _CAPS.finditer(sentence):
         if m.start() > 0 or " " in m.group(0):
-            found.append((m.group(0), "entity", m.start()))
+            # a run of capitals is a constant's name ('CIRCLED TIMES', a Unicode name), as
+            # one capitalised word is
+            toks = m.group(0).split()
+            caps = len(toks) > 1 and all(t.isupper() and len(t) > 1 for t in toks)
+            found.append((m.group(0), "code" if caps else "entity", m.start()))
         # the owner of a possessive: "Cliff Wells' Python-DSV" -> 'Cliff Wells'
         owner = re.match(r"(.+?)['’]s?\s", m.group(0))
         if owner:
