@@ -353,6 +353,22 @@ def test_a_name_said_right_before_the_noun_asked_names_a_thing_of_that_kind() ->
     assert not any(c.placed for c in cands if c.text == "American")
 
 
+def test_footnote_labels_and_bare_addresses_are_no_answers() -> None:
+    # '[#dead-parrot]_' points at a footnote and '.../wiki/Regular_Expressions' is an
+    # address: neither is read as text, so neither label nor path is a candidate
+    q = analyze("The project went the way of which Monty Python parrot?")
+    text = ("With Unladen Swallow going the way of the Norwegian Blue [#us-post-mortem]_ "
+            "[#dead-parrot]_, this PEP has been withdrawn.\n\n"
+            ".. [#dead-parrot] http://www.example.org/wiki/Dead_Parrot_Sketch\n"
+            ".. [1] http://code.example.com/p/unladen/wiki/Regular_Expressions\n")
+    got = read_for(q, text, ("d", "s"), lambda _w: 1.0)
+    texts = {c.text for c in got.candidates}
+    assert "Norwegian Blue" in texts
+    assert not texts & {"dead-parrot", "us-post-mortem", "Regular_Expressions",
+                        "Dead_Parrot_Sketch"}, texts
+    assert all("[#" not in s.text and "http" not in s.text for s in got.sentences)
+
+
 def test_a_run_of_capitals_is_a_constant_s_name() -> None:
     # 'CIRCLED TIMES' (a Unicode name) is code like 'SNOWMAN', so it fits 'which symbol' as
     # fully as its parts do; a capitalised name is still an entity

@@ -65,6 +65,14 @@ _NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the|du|la|del)\s+)?[A-Z][\w'’-]*)*")
 _MARKUP = re.compile(r"\s*\[[^\]]{1,12}\]_|\s*<[^<>\s]{1,80}>|`_$|(?<=[A-Za-z0-9])_$|"
                      r"\s*\[\^?\d+\]")
+# A reST footnote or citation reference ('[1]_', '[#dead-parrot]_', '[PEP8]_') and the
+# label that starts its target ('.. [#dead-parrot] ...'): they point elsewhere, and a label
+# ('dead-parrot') was taken for an answer.
+_FOOTNOTE_REF = re.compile(r"\s*\[#?[\w.-]{1,40}\]_(?!\w)|^[ \t]*\.\.[ \t]+\[#?[\w.-]{1,40}\]",
+                           re.M)
+# ... and a bare address: no candidate is an address, and words cut out of one
+# ('Regular_Expressions' of '.../wiki/Regular_Expressions') are no answer either
+_BARE_URL = re.compile(r"<?\bhttps?://[^\s<>]+>?")
 # Links whose target is an address: the reader keeps their words ('`JavaScript tagged
 # template literals <https://...>`_', '[the RFC](https://...)'); the address is noise to the
 # model, and its length kept the words from ever being a candidate.
@@ -726,7 +734,8 @@ def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
     the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
     q = analyze(q)
     text = _DOC_ROLE.sub(lambda m: m.group(2) or f"{m.group(1).upper()} {m.group(3)}", text)
-    sentences = split_sentences(_LINK.sub(lambda m: m.group(1) or m.group(2), text))
+    plain = _LINK.sub(lambda m: m.group(1) or m.group(2), text)
+    sentences = split_sentences(_BARE_URL.sub("", _FOOTNOTE_REF.sub("", plain)))
     ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
     cands = score_candidates(q, ranked, label, use_nlp)
