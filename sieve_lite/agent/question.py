@@ -217,8 +217,7 @@ def _lead_in(text: str) -> tuple[str, ...]:
     return ()
 
 
-_AUX = frozenset({"is", "was", "are", "were", "did", "does", "do", "has", "have", "had", "can",
-                  "could", "may", "might", "must", "should", "will", "would"})
+_AUX = _POLAR | {"must"}  # the verbs that open a yes/no question, and 'must'
 _CLAUSE_ENDS = frozenset({"where", "which", "that", "who", "whom", "whose", "when", "while",
                           "because", "before", "after", "if", "according"})
 

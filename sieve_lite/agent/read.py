@@ -567,8 +567,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             else:
                 near = 0.3
             placed = False
-            if kind in _NAMING_KINDS and not is_demonym(text) \
-                    and _names_the_noun(q, s.text[at + len(text):]):
+            if kind in _NAMING_KINDS and _names_the_noun(q, s.text[at + len(text):]) \
+                    and not is_demonym(text):
                 # 'Which cookbook recipe ...' and 'the ``execmodule`` cookbook recipe': a name
                 # said right before the noun asked names the thing of that kind
                 near, placed = 1.0, True
