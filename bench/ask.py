@@ -80,13 +80,16 @@ RFC_DEV = ROOT / "bench" / "data" / "rfc-natural.jsonl"   # issue 29: natural Ru
 # issue 29: 40 more natural PEP prose questions, written apart from the agent's tuning and
 # kept for checking it (no PEP of pep-natural, pep-dev or pep-dev4)
 HELDOUT = ROOT / "bench" / "data" / "pep-heldout.jsonl"
+# issue 29: 31 more, written in stop 53 by a helper that saw neither the agent's code nor the
+# other question files (the PEPs of no other file); their first run is the unbiased figure
+FRESH = ROOT / "bench" / "data" / "pep-fresh.jsonl"
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
 QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
-SETS = ("pep", "dev4", "natural", "heldout", "rfc", *QA_SETS)
+SETS = ("pep", "dev4", "natural", "heldout", "fresh", "rfc", *QA_SETS)
 # Sets reported by kind, with a "<prefix>-all" row over their kinds.
-BY_KIND = ("dev4", "natural", "heldout", "rfc")
+BY_KIND = ("dev4", "natural", "heldout", "fresh", "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -344,7 +347,7 @@ def chosen_sets(spec: str) -> list[str]:
             raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
     if not names:
         raise SystemExit("--set: no set named")
-    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "rfc", "hotpotqa",
+    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "rfc", "hotpotqa",
                         "musique")
             if n in names]
 
@@ -360,6 +363,8 @@ def select(args: argparse.Namespace) -> list[Q]:
             qs += natural_questions()
         elif name == "heldout":
             qs += dev_questions(HELDOUT, "heldout", str(PEPS_DB))
+        elif name == "fresh":
+            qs += dev_questions(FRESH, "fresh", str(PEPS_DB))
         elif name == "rfc":
             qs += rfc_questions()
         else:

@@ -327,6 +327,31 @@ SPREAD = {"id": "pep-0999", "title": "Frobnication", "date": "2020-01-01", "auth
               {"heading": "Open Questions", "text": "Should the frobnicator keep a cache?"}]}
 
 
+SURVEY = {"id": "pep-0998", "title": "Gradual Typing Survey", "date": "2015-01-01",
+          "author": ["Ann Writer"],
+          "infobox": [["Author", "Ann Writer"], ["Status", "Final"]],
+          "sections": [
+              {"heading": "Abstract", "text": "This PEP surveys gradual typing projects."},
+              {"heading": "Reticulated Python", "text": "Reticulated Python by Michael "
+               "Vitousek is a different approach to gradual typing."}]}
+
+
+def test_the_author_of_a_thing_a_section_is_about_is_not_the_document_s(tmp_path: Path
+                                                                         ) -> None:
+    """'Who is the author of X?' where X is a heading of the document (not its title) asks
+    about X's author, which that section says, not the document's 'Author:' line."""
+    with sieve_lite.open(build_db(tmp_path / "survey.db", [SURVEY])) as c:
+        tools = CollectionTools(c)
+        names = tools.sections("pep-0998")
+        tools.focus = ["author", "gradual", "typing", "survey"]
+        tools.question_text = "Who is the author of the gradual typing survey?"
+        assert tools.rank_sections("pep-0998", names)[0] == "infobox"
+        tools.focus = ["main", "author", "reticulated", "python"]
+        tools.question_text = "Who is the main author of Reticulated Python?"
+        order = tools.rank_sections("pep-0998", names)
+        assert order[0] == "Reticulated Python" and order[-1] == "infobox"
+
+
 def test_sections_rank_by_the_sentence_that_says_most_of_the_question(tmp_path: Path) -> None:
     with sieve_lite.open(build_db(tmp_path / "spread.db", [SPREAD])) as c:
         tools = CollectionTools(c)
@@ -458,6 +483,10 @@ def test_answers_of_the_wrong_type_are_no_answer() -> None:
     assert not type_mismatch("March 2002", "On what date was it created?")
     assert type_mismatch("Deferred", "On what date was it created?")
     assert not type_mismatch("anything", "Which PEP introduced it?")
+    # a leading 'when' clause says when; the question word after its comma asks
+    assert not type_mismatch("BerliOS", "When the repository was moving off CVS, which "
+                                        "hosting service was suggested instead?")
+    assert type_mismatch("BerliOS", "In PEP 347, when was the move off CVS finished?")
 
 
 def test_no_search_when_its_results_could_not_be_read(coll) -> None:

@@ -353,6 +353,33 @@ def test_a_name_said_right_before_the_noun_asked_names_a_thing_of_that_kind() ->
     assert not any(c.placed for c in cands if c.text == "American")
 
 
+def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
+    # 'which extensible allocator' and 'an extensible allocator like mimalloc'
+    q = analyze("Which extensible allocator was mentioned as an option for the object "
+                "allocator?")
+    text = ("The object allocator could be reimplemented to be thread-safe, using an "
+            "extensible allocator like mimalloc. The global allocators would stay.")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert (top.text, top.placed) == ("mimalloc", True)
+    # 'what shorter name' and 'should be called rat': a name asked, said after 'called'
+    q = analyze("What shorter name was floated for the proposed rational number type?")
+    text = ("Maybe the type should be called rat instead of rational. Should ``shift`` and "
+            "``mask`` operators be allowed for rational numbers?")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert (top.text, top.placed) == ("rat", True)
+    # code is known by its name: 'what new function' and 'under the name ``get_loader()``'
+    q = analyze("What new function was proposed for the imp module?")
+    text = ("The new import hooks are not easily integrated in the existing "
+            "``imp.load_module()`` calls. A new ``imp`` module function is proposed under the "
+            "name ``get_loader()``, which is used as follows.")
+    got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["get_loader()"].placed and not got["imp.load_module()"].placed
+    # ... but 'called' says nothing when no name is asked
+    q = analyze("Which operators might be allowed for rational numbers?")
+    cands = read_for(q, text, None, lambda _w: 1.0).candidates
+    assert not any(c.placed for c in cands if c.text == "rat")
+
+
 def test_footnote_labels_and_bare_addresses_are_no_answers() -> None:
     # '[#dead-parrot]_' points at a footnote and '.../wiki/Regular_Expressions' is an
     # address: neither is read as text, so neither label nor path is a candidate
@@ -379,6 +406,26 @@ def test_a_run_of_capitals_is_a_constant_s_name() -> None:
     assert got["CIRCLED TIMES"].kind == "code"
     assert got["CIRCLED TIMES"].prior >= got["CIRCLED"].prior
     assert got["Guido van Rossum"].kind != "code"
+
+
+def test_a_context_manager_is_code_and_a_number_in_a_name_is_no_count() -> None:
+    # 'what context manager' asks for code, not a person (a release manager is one); said
+    # right before the noun asked, the name's words shared with the question only qualify it
+    q = analyze("What context manager in importlib makes a block of imports happen at once?")
+    text = ("It may be necessary to force some imports to be eager. This PEP proposes to add "
+            "a new ``importlib.eager_imports()`` context manager for that.")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert (top.text, top.placed) == ("importlib.eager_imports()", True)
+    assert top.prior > 0.9
+    q = analyze("Which release manager signed the tarballs?")
+    text = "The tarballs were signed by Thomas Wouters, the release manager."
+    assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Thomas Wouters"
+    # 'PEP 13' names a document; its number counts nothing
+    q = analyze("How many ballots were cast in the 2022 steering council election?")
+    text = ("The 2022 steering council election, as specified in PEP 13, ran for two weeks. "
+            "Of 85 eligible voters, 67 cast ballots.")
+    texts = [c.text for c in read_for(q, text, None, lambda _w: 1.0).candidates]
+    assert "67" in texts and "13" not in texts
 
 
 def test_a_modifier_s_phrase_is_spaced_as_written_and_e_g_is_no_identifier() -> None:

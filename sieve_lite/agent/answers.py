@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..words import words
+from .question import analyze
 from .spans import SpanIndex, chunk_words, header_starts
 
 
@@ -63,7 +64,10 @@ def type_mismatch(answer: str, question: str, titles: tuple[str, ...] = ()) -> s
         ok = toks and all((t[:1].isupper() and not any(c.isdigit() for c in t))
                           or t.lower() in CONNECTORS or t.lower() == "and" for t in toks)
         return "" if ok else f"the question asks who, and {answer!r} is not a name"
-    if re.match(r"when\b", q) or re.search(r"\b(what|which) (date|year|day)\b", q):
+    # the question's asking word, as the analysis finds it: 'When X moved off CVS, which
+    # host ...' asks which, not when
+    if analyze(question).target.kind == "when" or \
+            re.search(r"\b(what|which) (date|year|day)\b", q):
         months = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
                   "dec")
         ok = any(c.isdigit() for c in answer) or any(w[:3] in months for w in words(answer))

@@ -126,6 +126,11 @@ _PERSON_NOUNS = frozenset({"person", "author", "developer", "manager", "editor",
                            "creator", "inventor", "founder", "director", "champion",
                            "delegate", "maintainer", "writer"})
 
+# Words before 'manager' or 'editor' that make it software, not a person
+_SOFTWARE_QUALIFIERS = frozenset({"context", "package", "memory", "window", "resource", "task",
+                                  "session", "dependency", "text", "code", "password",
+                                  "display", "environment", "plugin", "layout"})
+
 # ... and the callings that name a person ('what American civil rights leader'), but for
 # those a company or a thing fills as well ('which publisher', 'the head of').
 _PERSON_ASKED = PERSON_ROLES - {"publisher", "producer", "head", "member", "host", "chief",
@@ -288,11 +293,13 @@ def _kind_weights(q: Question) -> dict[str, float]:
         return {"number": 1.0, "date": 0.2}
     if q.asks_version or t.head in ("version", "release"):
         return {"version": 1.0, "number": 0.6, "date": 0.2}
-    if nouns & _PERSON_NOUNS or t.head in _PERSON_ASKED:
+    # 'which context manager', 'what package manager', 'which text editor': software
+    thing = t.head in ("manager", "editor") and bool(nouns & _SOFTWARE_QUALIFIERS)
+    if (nouns & _PERSON_NOUNS or t.head in _PERSON_ASKED) and not thing:
         return {"person": 1.0, "entity": 0.5, "phrase": 0.2}
     if nouns & {"month"}:
         return {"date": 1.0, "entity": 0.3}
-    if nouns & CODE_NOUNS:
+    if nouns & CODE_NOUNS or thing:
         return {"code": 1.0, "quote": 0.9, "entity": 0.5, "phrase": 0.5, "word": 0.5, "named": 0.7,
                 "number": 0.2, "person": 0.1}
     if nouns & {"percentage", "percent", "number", "count", "size", "amount", "limit"}:
@@ -351,6 +358,9 @@ def _entity_kind(label: str) -> str:
             "FAC": "place", "CARDINAL": "number", "QUANTITY": "number", "PERCENT": "number",
             "MONEY": "number"}.get(label, "entity")
 
+
+# An acronym or '#' right before a number: the number is part of a name ('PEP 13')
+_LABEL_BEFORE = re.compile(r"(?:\b[A-Z]{2,}[ -]?|#)$")
 
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "cf", "vs", "viz", "al", "et.al"})
 
@@ -531,6 +541,9 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 w *= NOT_A_KIND
             if not text or w <= 0:
                 continue
+            if kind in ("number", "date") and text.isdigit() and \
+                    _LABEL_BEFORE.search(s.text[max(0, at - 12):at]):
+                continue  # 'PEP 13', 'RFC 2119', '#42': a number that names, not a count
             ws = words(text)
             # an initial alone ('T' of 'T. R. M. Howard') is no answer, nor is markup, nor
             # the rest of a reference a span cut in two ('8]_' of '[8]_')
@@ -573,11 +586,22 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 # said right before the noun asked names the thing of that kind
                 near, placed = 1.0, True
                 w = max(w, IN_PLACE_FIT)
+            elif _named_after(q, s.text[:at], kind):
+                # 'which extensible allocator' and 'an extensible allocator like mimalloc';
+                # 'what shorter name' and 'the type should be called rat': the span is
+                # said as the thing asked, by name
+                near, placed = 1.0, True
+                w = max(w, IN_PLACE_FIT)
             elif q.lead_in and _in_place(q.lead_in, s.text[:at]):
                 # 'located in what county' and '... is located in Avery County': the span
                 # stands where the question word stands, and is of the kind it asks for
                 near, placed = 1.0, kind != "word"
                 w = max(w, IN_PLACE_FIT) if kind != "word" else w
+            if placed and set(ws) - split - STOPWORDS:
+                # said as the thing asked ('the ``importlib.eager_imports()`` context
+                # manager' for 'what context manager in importlib'): the words it shares
+                # with the question qualify it, and it says more
+                overlap = 1.0
             prior = rel * w * (0.4 + 0.6 * near) * overlap
             key = " ".join(ws)
             old = out.get(key)
@@ -626,6 +650,31 @@ def _names_the_noun(q: Question, after: str) -> bool:
         if _inflects(w, head):
             return all(any(_inflects(x, n) for n in q.target.nouns) for x in ws[:i])
     return False
+
+
+_NAME_NOUNS = frozenset({"name", "names", "term", "word", "alias", "nickname", "spelling"})
+_CALLED = re.compile(r"\b(?:called|named|dubbed|renamed(?:\s+to)?|(?:known|referred\s+to)\s+as|"
+                     r"(?:under|by|with)\s+the\s+name)"
+                     r"(?:\s+(?:the|a|an))?[\s`'\"*“‘]*$", re.I)
+_EXAMPLE_OF = re.compile(r"([\w-]+)\s+(?:like|such\s+as|namely|e\.g\.,?|including)[\s`'\"*“‘]*$",
+                         re.I)
+
+
+def _named_after(q: Question, before: str, kind: str) -> bool:
+    """Whether the text right before a span says the span is the thing asked, by name: the
+    noun asked then 'like' or 'such as' ('an extensible allocator like mimalloc' for
+    'which extensible allocator'), or, when a name is asked ('what shorter name', 'what
+    was it called') or code, 'called', 'named' or 'under the name' ('should be called
+    rat')."""
+    t = q.target
+    if t.kind != "what" or t.asks_kind or len(t.head) < 3:
+        return False
+    if _CALLED.search(before[-40:]):
+        # a name is asked, or code (a function, an option: things known by their names)
+        return t.head in _NAME_NOUNS or t.head in CODE_NOUNS or \
+            bool({"called", "named"} & set(q.words))
+    m = _EXAMPLE_OF.search(before[-60:])
+    return bool(m) and kind != "word" and _inflects(m.group(1).lower(), t.head)
 
 
 def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:

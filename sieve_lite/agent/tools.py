@@ -238,6 +238,15 @@ class CollectionTools:
             idx = SpanIndex([Source(box, (doc_id, "infobox"))], max_chunks=1 << 30)
             question = self.question_text or " ".join(self.focus)
             targeted = keyed_lines(idx, question, STOPWORDS)[0] >= 2
+            # ... but not for 'Who is the main author of Reticulated Python?' when
+            # 'Reticulated Python' is a heading here, not the title: the question asks about
+            # the thing that section is about (the 'Author:' line is the document's)
+            said = f" {' '.join(words(question))} "
+            title = f" {' '.join(words(doc.get('title') or ''))} "
+            targeted = targeted and not any(
+                h and f" of {h} " in said and f" {h} " not in title
+                and not all(w in STOPWORDS for w in h.split())
+                for h in (" ".join(words(sec["heading"])) for sec in doc["sections"]))
         scores: dict[str, float] = {}
         for (kind, pos), value in passages:
             name = pos_names[pos] if kind == "section" and pos < len(pos_names) else kind
