@@ -428,6 +428,14 @@ def test_a_context_manager_is_code_and_a_number_in_a_name_is_no_count() -> None:
     assert "67" in texts and "13" not in texts
 
 
+def test_what_share_asks_for_a_quantity() -> None:
+    q = analyze("What share of the recorded committer votes must be +1 for a proposal to pass?")
+    text = ("Each committer can vote once. If at least two thirds of recorded votes are +1, "
+            "then the vote succeeds.")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert top.text == "at least two thirds" and top.kind == "number"
+
+
 def test_a_modifier_s_phrase_is_spaced_as_written_and_e_g_is_no_identifier() -> None:
     q = analyze("Which cookbook recipe was the proposed mechanism, e.g. for running modules?")
     texts = [c.text for c in read_for(q, "The ``execmodule`` cookbook recipe itself was the "

@@ -302,7 +302,8 @@ def _kind_weights(q: Question) -> dict[str, float]:
     if nouns & CODE_NOUNS or thing:
         return {"code": 1.0, "quote": 0.9, "entity": 0.5, "phrase": 0.5, "word": 0.5, "named": 0.7,
                 "number": 0.2, "person": 0.1}
-    if nouns & {"percentage", "percent", "number", "count", "size", "amount", "limit"}:
+    if nouns & {"percentage", "percent", "number", "count", "size", "amount", "limit", "share",
+                "fraction", "proportion", "ratio", "majority", "quorum", "threshold"}:
         return {"number": 1.0}
     return {"phrase": 0.8, "entity": 0.8, "named": 0.8, "code": 0.7, "quote": 0.7, "person": 0.6,
             "place": 0.6, "number": 0.5, "date": 0.5, "version": 0.5, "word": 0.4}
