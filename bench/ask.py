@@ -83,13 +83,14 @@ HELDOUT = ROOT / "bench" / "data" / "pep-heldout.jsonl"
 # issue 29: 31 more, written in stop 53 by a helper that saw neither the agent's code nor the
 # other question files (the PEPs of no other file); their first run is the unbiased figure
 FRESH = ROOT / "bench" / "data" / "pep-fresh.jsonl"
+FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 30 more, written at the end of stop 53
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
 QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
-SETS = ("pep", "dev4", "natural", "heldout", "fresh", "rfc", *QA_SETS)
+SETS = ("pep", "dev4", "natural", "heldout", "fresh", "fresh2", "rfc", *QA_SETS)
 # Sets reported by kind, with a "<prefix>-all" row over their kinds.
-BY_KIND = ("dev4", "natural", "heldout", "fresh", "rfc")
+BY_KIND = ("dev4", "natural", "heldout", "fresh", "fresh2", "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -347,7 +348,7 @@ def chosen_sets(spec: str) -> list[str]:
             raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
     if not names:
         raise SystemExit("--set: no set named")
-    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "rfc", "hotpotqa",
+    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "fresh2", "rfc", "hotpotqa",
                         "musique")
             if n in names]
 
@@ -365,6 +366,8 @@ def select(args: argparse.Namespace) -> list[Q]:
             qs += dev_questions(HELDOUT, "heldout", str(PEPS_DB))
         elif name == "fresh":
             qs += dev_questions(FRESH, "fresh", str(PEPS_DB))
+        elif name == "fresh2":
+            qs += dev_questions(FRESH2, "fresh2", str(PEPS_DB))
         elif name == "rfc":
             qs += rfc_questions()
         else:

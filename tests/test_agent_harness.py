@@ -294,6 +294,12 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
         assert keyed_lines(idx, q, STOPWORDS)[0] < 2, q
     # when the document was written is still its 'Created:' line
     assert keyed_lines(idx, "When was the abstract base classes PEP written?", STOPWORDS)[0] == 2
+    # ... but 'proposal' names the document, it does not ask when it was proposed
+    assert keyed_lines(idx, "In the abstract base classes proposal, in what year did pip "
+                            "deprecate eggs?", STOPWORDS)[0] < 2
+    # a name written after the verb that the title does not say is another work
+    assert keyed_lines(idx, "Among the tools it surveys, who wrote Heapy?", STOPWORDS)[0] < 2
+    assert keyed_lines(idx, "Who wrote Abstract Base Classes?", STOPWORDS)[0] == 2
 
 
 def test_a_key_that_qualifies_the_asked_noun_otherwise_does_not_answer() -> None:

@@ -238,6 +238,8 @@ _PARTS = ("rationale|implementation|patch|patches|code|module|modules|library|li
           "functions")  # not 'book' or 'essay': a page may be the book ('Who wrote the book')
 _WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?:(?:the|a|an|its|their|this|that)\s+)?"
                             rf"(?:[\w.'-]+\s+){{0,2}}?(?:{_PARTS})\b", re.I)
+# A name right after a writing verb ('Who wrote Heapy?')
+_WROTE_A_NAME = re.compile(rf"\b(?:{_WRITE_VERBS})\s+([A-Z][\w+-]*)")
 # ... and a 'who' question's writer is the one asked for: 'Who (first) wrote ...', '... written
 # by whom', not the verb of another clause ('who helped with the module behind the iterator')
 _WHO_WRITES = re.compile(rf"\b(?:who(?:m|se)?|which|what)\s+(?:\S+\s+){{0,4}}?"
@@ -322,8 +324,15 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     # (``_WRITES_A_PART``), and for 'who' the question's own verb (``_WHO_WRITES``); nor
     # does 'co-authorship' make the author the answer to who wrote a part of it
     part = bool(_WRITES_A_PART.search(question))
-    writes = bool(asked & _stems(_WRITING)) and not part and \
+    # 'In the proposal to stop egg uploads, in what year ...': a document noun names the
+    # document, it is not the act of proposing (their first five letters are the same)
+    acts = _stems(w for w in words(question)
+                  if w not in stop and w not in _DOCUMENT_NOUNS and w != "proposals")
+    writes = bool(acts & _stems(_WRITING)) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)))
+    # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
+    # say it, is another work; its author is not the document's
+    work = _WROTE_A_NAME.search(question)
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
     doc_asked = bool(nouns & _stems(_DOCUMENT_NOUNS)) and target.kind == "what"
 
@@ -346,6 +355,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     labels: set[str] = set()
     for src, ch in zip(index.sources, index.chunked, strict=True):
         number = _doc_number(src.label)
+        title = re.search(r"^Title:(.*)$", src.text, re.M)
+        other_work = bool(work) and work.group(1).lower() not in words(
+            title.group(1) if title else "") and work.group(1).upper() not in ("PEP", "RFC")
         i = 0
         while i < len(ch) - 1:
             core, _s, end = ch[i]
@@ -356,6 +368,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
             key_words = words(core)
             key = _stems(key_words)
             score = key_score(key)
+            if other_work and score == 2 and key & authors:
+                score = 1 if key & asked else 0
             # the value: the chunks up to the line's end
             line_end = src.text.find("\n", end)
             line_end = len(src.text) if line_end < 0 else line_end
