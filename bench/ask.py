@@ -12,6 +12,8 @@ Question sets (``--set``, one or several, comma-separated):
   (``natural-header``, ``natural-prose``) and in all (``natural-all``).
 * ``heldout``: ``bench/data/pep-heldout.jsonl``, 40 natural prose questions on PEPs no other dev
   file uses, written apart from the tuning of the reader to check it (``heldout-prose``).
+* ``fresh`` and ``fresh2``: ``bench/data/pep-fresh.jsonl`` (31) and ``pep-fresh2.jsonl`` (29),
+  two more such sets on other PEPs, written in stop 53 (``fresh-prose``, ``fresh2-prose``).
 * ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
   collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
   (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
@@ -348,8 +350,8 @@ def chosen_sets(spec: str) -> list[str]:
             raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
     if not names:
         raise SystemExit("--set: no set named")
-    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "fresh2", "rfc", "hotpotqa",
-                        "musique")
+    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "fresh2", "rfc",
+                        "hotpotqa", "musique")
             if n in names]
 
 
