@@ -34,7 +34,8 @@ cannot collide); ``python`` (the block is what the ```python block above it prin
 as a file in the block's folder).
 
 Checking compares ``normalise``d text, which forgives what changes from run to run: times
-(``26ms``, ``3.9s``), scores and other numbers of 4 decimals or more, the length of box
+(``26ms``, ``3.9s``), scores and other numbers of 4 decimals or more, an episode's count of
+distinct tokens (it holds the model's replies, whose length varies with the CPU), the length of box
 rules (a wider score moves a card's border), the folder's path, trailing spaces and how
 lines are wrapped. Writing replaces only the outputs that differ after normalising, so a
 rerun does not churn the documents.
@@ -162,6 +163,9 @@ _TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s)\b")
 _SCORE = re.compile(r"(score\"?:?\s*)-?\d+(?:\.\d+)?(?:e-?\d+)?")
 _LONG_NUMBER = re.compile(r"-?\d+\.\d{4,}(?:e-?\d+)?")
 _RULE = re.compile(r"─{2,}")
+# The tokens an episode counts include the model's own replies, whose length moves with the
+# CPU's floating point (llama.cpp's SIMD paths) even when the answer does not
+_DISTINCT = re.compile(r"[\d,]+(?= distinct\b)|(?<=\"distinct_tokens\": )\d+")
 
 
 def normalise(text: str, folder: str | None = None) -> str:
@@ -174,6 +178,7 @@ def normalise(text: str, folder: str | None = None) -> str:
     text = _TIME.sub("<time>", text)
     text = _SCORE.sub(r"\1<score>", text)
     text = _LONG_NUMBER.sub("<number>", text)
+    text = _DISTINCT.sub("<tokens>", text)
     text = _RULE.sub("─", text)
     return " ".join(text.split())
 
