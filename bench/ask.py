@@ -85,7 +85,9 @@ HELDOUT = ROOT / "bench" / "data" / "pep-heldout.jsonl"
 # issue 29: 31 more, written in stop 53 by a helper that saw neither the agent's code nor the
 # other question files (the PEPs of no other file); their first run is the unbiased figure
 FRESH = ROOT / "bench" / "data" / "pep-fresh.jsonl"
-FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 30 more, written at the end of stop 53
+FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 29 more, written at the end of stop 53
+# the natural prose sets written apart from the reader's tuning, by set name
+KEPT_APART = {"heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2}
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
@@ -364,12 +366,8 @@ def select(args: argparse.Namespace) -> list[Q]:
             qs += dev4_questions()
         elif name == "natural":
             qs += natural_questions()
-        elif name == "heldout":
-            qs += dev_questions(HELDOUT, "heldout", str(PEPS_DB))
-        elif name == "fresh":
-            qs += dev_questions(FRESH, "fresh", str(PEPS_DB))
-        elif name == "fresh2":
-            qs += dev_questions(FRESH2, "fresh2", str(PEPS_DB))
+        elif name in KEPT_APART:
+            qs += dev_questions(KEPT_APART[name], name, str(PEPS_DB))
         elif name == "rfc":
             qs += rfc_questions()
         else:

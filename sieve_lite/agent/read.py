@@ -581,16 +581,12 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             else:
                 near = 0.3
             placed = False
-            if kind in _NAMING_KINDS and _names_the_noun(q, s.text[at + len(text):]) \
-                    and not is_demonym(text):
-                # 'Which cookbook recipe ...' and 'the ``execmodule`` cookbook recipe': a name
-                # said right before the noun asked names the thing of that kind
-                near, placed = 1.0, True
-                w = max(w, IN_PLACE_FIT)
-            elif _named_after(q, s.text[:at], kind):
-                # 'which extensible allocator' and 'an extensible allocator like mimalloc';
-                # 'what shorter name' and 'the type should be called rat': the span is
-                # said as the thing asked, by name
+            if (kind in _NAMING_KINDS and _names_the_noun(q, s.text[at + len(text):])
+                    and not is_demonym(text)) or _named_after(q, s.text[:at], kind):
+                # said as the thing asked, by name: right before the noun asked ('Which
+                # cookbook recipe ...' and 'the ``execmodule`` cookbook recipe'), or after
+                # it and 'like' ('an extensible allocator like mimalloc'), or after
+                # 'called' when a name is asked ('the type should be called rat')
                 near, placed = 1.0, True
                 w = max(w, IN_PLACE_FIT)
             elif q.lead_in and _in_place(q.lead_in, s.text[:at]):

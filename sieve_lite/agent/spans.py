@@ -314,7 +314,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
 
     target = question_target(question)
     stop = set(stopwords)
-    asked = _stems(w for w in words(question) if w not in stop)
+    said = [w for w in words(question) if w not in stop]
+    asked = _stems(said)
     nouns = _stems(target.nouns)
     roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
     other_role = bool(asked & (roles - authors))  # 'Who is the release manager ...'
@@ -326,8 +327,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     part = bool(_WRITES_A_PART.search(question))
     # 'In the proposal to stop egg uploads, in what year ...': a document noun names the
     # document, it is not the act of proposing (their first five letters are the same)
-    acts = _stems(w for w in words(question)
-                  if w not in stop and w not in _DOCUMENT_NOUNS and w != "proposals")
+    acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals")
     writes = bool(acts & _stems(_WRITING)) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)))
     # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
