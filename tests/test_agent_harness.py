@@ -285,6 +285,8 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
                             ("pep-3119", "infobox"))])
     for q in ("Who wrote the abstract base classes PEP?",
               "Who first proposed abstract base classes?",
+              # 'that' and an article start what was proposed, not a part written
+              "Who proposed that the standard library's classes be abstract?",
               "The abstract base classes proposal was written by whom?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] == 2, q
     for q in ("Who wrote the rationale of the abstract base classes proposal and was said to "
@@ -320,6 +322,21 @@ def test_a_key_that_qualifies_the_asked_noun_otherwise_does_not_answer() -> None
                             ("2789-sparse-index", "infobox"))])
     score, values, _ = keyed_lines(rfc, "Which Cargo issue tracks the sparse index?", STOPWORDS)
     assert score == 3 and any("9069" in v for v in values)
+    # a bare key and a noun the question qualifies: 'Type:' is not the content type asked,
+    # but is the current one, or the PEP's
+    idx = SpanIndex([Source("PEP: 691\nTitle: JSON-based Simple API\nStatus: Accepted\n"
+                            "Type: Standards Track", ("pep-0691", "infobox"))])
+    assert keyed_lines(idx, "What content type should a client ask for to get the JSON "
+                            "flavour of the simple API?", STOPWORDS)[0] < 2
+    for q in ("What PEP type is the JSON simple API?", "What type of PEP is the JSON API one?",
+              "What is the current status of the JSON simple API proposal?"):
+        assert keyed_lines(idx, q, STOPWORDS)[0] == 3, q
+    # ... a key of two words is not bare, whatever chunk of it names the noun
+    assert keyed_lines(rfc, "What is the tracking issue for the sparse index in the Rust "
+                            "repository?", STOPWORDS)[0] == 3
+    assert keyed_lines(SpanIndex([Source("Feature Name: raw_identifiers\nStart Date: 2017-09-14",
+                                          ("2151-raw-identifiers", "infobox"))]),
+                       "What is the feature name of the raw identifiers RFC?", STOPWORDS)[0] == 3
 
 
 _FILLER = " ".join(f"Filler sentence number {i} talks about weather." for i in range(12))

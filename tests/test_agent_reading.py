@@ -48,6 +48,8 @@ DATA = Path(__file__).resolve().parent / "data"
     ("What kind of quotes should surround a docstring?", "what", {"quotes"}),
     ("Which JavaScript feature inspired the tag prefixes?", "what", {"javascript", "feature"}),
     ("What became of the proposal to add a switch statement?", "what", {"status"}),
+    ("Whatever happened to the idea of writing ranges as [1:10]?", "what", {"status"}),
+    ("What was the outcome of the proposal to seed random from the OS?", "what", {"status"}),
     ("Where was the father of Sehzade Murad born?", "where", set()),
     ("Is PEP 8 still active?", "yesno", set()),
     ("Was Ausaf Ali or Steven Perry born first?", "choice", set()),
@@ -132,6 +134,9 @@ def test_one_reading_of_the_question() -> None:
     q = analyze("In August 2018, Barry Warsaw created a PEP whose title mentions 'source'.")
     assert q.authors == ("Barry Warsaw",) and q.title_cues == ("source",)
     assert analyze("What nickname did Barry Warsaw give the decorator syntax?").authors == ()
+    # a word that opens the sentence is no part of the name after it
+    q = analyze("Besides Barry Warsaw, who co-authored the proposal for a council of three?")
+    assert q.authors == ("Barry Warsaw",)
 
 
 # -------------------------------------------------------------------------------- reading
@@ -265,12 +270,13 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
     got = {c.text for c in read_for(q, "The parser is about 1000 lines and supports TOML "
                                     "1.0.0 fully.", ("d", "s"), lambda _w: 1.0).candidates}
     assert "1000 lines" in got and not any(t.startswith("1.0.0") for t in got)
-    # ... but not for 'how many'
+    # ... but not for 'how many' (a whole number counts there; a bare decimal does not:
+    # test_how_much_memory_asks_for_a_size_with_its_unit)
     q = analyze("How many releases get security fixes?")
-    got = {c.text: c for c in read_for(q, "Release 2.7 was special. Each release gets "
+    got = {c.text: c for c in read_for(q, "Release 27 was special. Each release gets "
                                        "security fixes for five years.", ("d", "s"),
                                        lambda _w: 1.0).candidates}
-    assert got["2.7"].prior >= 0.5
+    assert got["27"].prior >= 0.5
 
 
 def test_a_count_with_the_unit_asked_is_not_a_repeat_of_the_question() -> None:
@@ -434,6 +440,46 @@ def test_what_share_asks_for_a_quantity() -> None:
             "then the vote succeeds.")
     top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
     assert top.text == "at least two thirds" and top.kind == "number"
+
+
+def test_a_name_written_in_capitals_by_convention_is_asked_in_capitals() -> None:
+    # an environment variable, a C macro, a bytecode instruction: a function in their place
+    # is another thing, however likely the model finds it
+    q = analyze("What environment variable can I set to get warned about a missing encoding?")
+    text = ("To get warned about a missing encoding, call ``os.fsencode()``. The "
+            "``PYTHONWARNDEFAULTENCODING`` environment variable enables the warning.")
+    got = {c.text: c.prior for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["PYTHONWARNDEFAULTENCODING"] > got["os.fsencode()"]
+    q = analyze("Which bytecode instruction calls sys.displayhook?")
+    text = "The instruction ``sys.displayhook(POP())`` is called by PRINT_EXPR on the value."
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert top.text == "PRINT_EXPR"
+    q = analyze("What macro sets the length cutoff for the short-string hash?")
+    text = "The cutoff is set by ``Py_HASH_CUTOFF``; ``_Py_HashBytes()`` reads it at build time."
+    assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Py_HASH_CUTOFF"
+    # ... and a reST target ('.. _639-spec-field:') is no name at all
+    q = analyze("Which licensing standard must the License-Expression field use?")
+    text = "See _639-spec-field-license-expression for the License-Expression field: SPDX."
+    texts = [c.text for c in read_for(q, text, None, lambda _w: 1.0).candidates]
+    assert "SPDX" in texts and not any(t.startswith("_639") for t in texts)
+
+
+def test_how_much_memory_asks_for_a_size_with_its_unit() -> None:
+    q = analyze("How much extra memory would the new field on code objects cost?")
+    text = ("A test suite run created 72,395 code objects, so the new field would cost "
+            "579,160 bytes of extra memory.")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert top.text == "579,160 bytes"
+    # ... and 'how many' for a whole count: a bare decimal is a version
+    q = analyze("Roughly how many source distributions were on PyPI at the time?")
+    text = "Metadata 1.0 was current; PyPI held 444,338 source distributions at the time."
+    got = {c.text: c.prior for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["1.0"] < 0.5 < got["444,338"]
+    # ... and a share of the memory answers 'by how much' it shrank
+    q = analyze("By how much did sharing keys cut memory use?")
+    text = "Sharing keys cut memory use by 10% to 20% in Python 3.3 programs."
+    got = {c.text: c.prior for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["10% to 20%"] > 0.9 > 0.5 > got["3.3"]
 
 
 def test_a_modifier_s_phrase_is_spaced_as_written_and_e_g_is_no_identifier() -> None:

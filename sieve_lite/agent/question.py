@@ -241,10 +241,17 @@ def _fronted_lead(prep: str, rest: str) -> tuple[str, ...]:
     return (clause[-1], prep) if clause else ()
 
 
+# Words that open a sentence before a name without being part of it ('Besides Barry Warsaw,
+# who ...', 'Unlike Python 2, ...'): prepositions and conjunctions the stopwords leave out
+_OPENERS = frozenset("""besides beside unlike like since although though aside apart except
+unless despite given according following among beyond without within alongside instead
+regarding concerning along once whereas whether per via""".split())
+
+
 def names(text: str) -> list[str]:
     """Runs of capitalised tokens (and numbers right after one, as in 'PEP 557'), allowing
     name connectors inside ('Guido van Rossum'); the first word counts only when it is not a
-    question word or another stopword."""
+    question word, another stopword or a word that opens a sentence (``_OPENERS``)."""
     matches = list(re.finditer(r"[\w][\w.'’-]*", text))
     toks = [m.group(0) for m in matches]
     # a comma, a colon or a bracket between two tokens ends a name ('from England, Henry')
@@ -267,7 +274,8 @@ def names(text: str) -> list[str]:
         if not t:
             flush()
             continue
-        cap = t[0].isupper() and not (i == 0 and t.lower() in STOPWORDS)
+        cap = t[0].isupper() and not (i == 0 and (t.lower() in STOPWORDS
+                                                  or t.lower() in _OPENERS))
         if cap and not (len(t) == 1 and i == 0):
             run.append(t)
         elif run and t.isdigit():
@@ -631,9 +639,12 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         first = _words(text)[:1]
         kind = "yesno" if first and first[0] in _POLAR else "what"
     if kind == "what" and re.search(
-            r"\bwhat\s+(?:became|becomes|happened|happens)\s+(?:of|to)\b|\bfate\s+of\b",
+            r"\bwhat(?:ever)?\s+(?:became|becomes|happened|happens)\s+(?:of|to|with)\b|"
+            r"\bwhat\s+came\s+of\b|\b(?:fate|outcome)\s+of\b",
             " ".join(q)):
-        nouns = ["status"]  # 'What became of the proposal ...?' asks how it ended
+        # 'What became of / Whatever happened to / the outcome of the proposal ...?' asks how
+        # it ended
+        nouns = ["status"]
     return Target(kind, frozenset(nouns), nouns[-1] if nouns else "",
                   bool(_ASKS_KIND.search(text)), counted)
 

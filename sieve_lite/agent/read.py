@@ -321,17 +321,40 @@ _DOTTED = re.compile(r"^\d+\.\d+\.\d+")
 _HOW_LONG = re.compile(r"\bhow\s+(?:long|often)\b", re.I)
 _LENGTH_UNITS = frozenset((*_TIME_UNITS, *"""ms ns us µs s character line byte bit kb mb gb
 kib mib gib release cycle""".split()))
+# 'How much memory / storage / disk space ...' is answered by a size with its unit ('4 bytes',
+# '180 MB'), not a bare count ('72,395' objects) or a version
+_HOW_MUCH_SPACE = re.compile(r"\bhow\s+(?:much|big|large)\b.*\b(?:memory|storage|space|disk|ram|"
+                             r"footprint)\b", re.I)
+_RELATIVE = re.compile(r"%|\bper\s*cent\b|\d\s*[x×](?!\w)|\btimes\b|\bhalf\b|\bthirds?\b",
+                       re.I)
+_HOW_MANY = re.compile(r"\bhow\s+many\b(?!\s+times\b)", re.I)
+_BARE_DECIMAL = re.compile(r"^\d+\.\d+$")
+_SIZE_UNITS = frozenset("""bit byte kb mb gb tb kib mib gib tib kilobyte megabyte gigabyte
+terabyte""".split())
 _VALUE_NOUNS = frozenset({"value", "values", "result", "default", "constant", "sentinel"})
 _ASKS_RETURN = re.compile(r"\bwhat\b.*\b(?:return|returns|returned|evaluates? to|yields?)\b", re.I)
 # What an exception, an error or a warning is called: 'ValueError', 'StopIteration'.
 _EXCEPTION_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|"
                              r"Group)$")
+# Things written in capitals by convention: an environment variable ('PYTHONGIL'), a C macro
+# ('PY_SSIZE_T_CLEAN'), a bytecode instruction ('PRINT_EXPR'); a function or module in their
+# place ('os.fsencode()') is another thing
+_CAPS_NAME = re.compile(r"^\$?(?:[A-Z][a-z]*_)?[A-Z][A-Z0-9_]*$")  # 'Py_HASH_CUTOFF' too
+
+
+def _asks_caps_name(q: Question) -> bool:
+    nouns, head = q.target.nouns, q.target.head
+    return (head in ("variable", "variables") and "environment" in nouns) \
+        or head in ("macro", "macros", "opcode", "opcodes") \
+        or (head in ("instruction", "instructions") and "bytecode" in nouns)
 
 
 def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> float:
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
     Python's constants unless a value is asked, for code that is no exception's name when an
-    exception is, and for a bare number when 'how long' or 'how often' is asked; a dotted
+    exception is (nor in capitals when an environment variable, a macro or an opcode is),
+    for a number without a unit of size when 'how much memory' is asked, for a bare decimal
+    when 'how many' is, and for a bare number when 'how long' or 'how often' is asked; a dotted
     triple ('1.0.0') fits as a version."""
     if kind == "defined":
         return 1.0
@@ -344,6 +367,17 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
+    if kind == "code" and _asks_caps_name(q) and not _CAPS_NAME.match(text):
+        return 0.4 * w
+    if kind == "number" and _BARE_DECIMAL.match(text) and _HOW_MANY.search(q.text):
+        return min(w, 0.3)  # a count is whole: a bare '1.0' is a version, not how many
+    if kind in ("number", "version", "date") and _HOW_MUCH_SPACE.search(q.text):
+        # ... or a share of it ('by how much did it cut memory use': '10% to 20%')
+        if not _RELATIVE.search(text) and \
+                not any(u in _SIZE_UNITS or u.removesuffix("s") in _SIZE_UNITS
+                        for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
+            return min(w, 0.3)
+        return max(w, weights.get("number", 0.0))
     if kind in ("number", "version", "date") and _HOW_LONG.search(q.text):
         if not any(u in _LENGTH_UNITS or u.removesuffix("s") in _LENGTH_UNITS
                    for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
@@ -383,6 +417,8 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
         core = tok.rstrip("()").lstrip(".")
         if core.lower() in _ABBREVIATIONS:
             continue  # 'e.g.' is no identifier
+        if core.startswith("_") and "-" in core:
+            continue  # a reST target ('.. _639-spec-field:'), not a name in any language
         caps = sum(1 for c in core if c.isupper())
         if ("_" in core or "." in tok.strip(".") or tok.endswith("()") or tok.startswith(".")
                 or (caps >= 2 and core[1:] != core[1:].lower() and not core.isupper())

@@ -236,7 +236,10 @@ _PARTS = ("rationale|implementation|patch|patches|code|module|modules|library|li
           "package|packages|test|tests|benchmark|benchmarks|script|scripts|tool|tools|section|"
           "sections|example|examples|documentation|docs|prototype|file|files|function|"
           "functions")  # not 'book' or 'essay': a page may be the book ('Who wrote the book')
-_WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?:(?:the|a|an|its|their|this|that)\s+)?"
+# ('Who proposed that the standard library's clients verify ...': 'that' before an article
+# starts what was proposed, not the thing written)
+_WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?!that\s+(?:the|a|an|its|their)\b)"
+                            rf"(?:(?:the|a|an|its|their|this|that)\s+)?"
                             rf"(?:[\w.'-]+\s+){{0,2}}?(?:{_PARTS})\b", re.I)
 # A name right after a writing verb ('Who wrote Heapy?')
 _WROTE_A_NAME = re.compile(rf"\b(?:{_WRITE_VERBS})\s+([A-Z][\w+-]*)")
@@ -256,20 +259,33 @@ def _stems(ws: Iterable[str]) -> set[str]:
     return {w[:5] for w in ws}
 
 
-def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], value: str
-                     ) -> bool:
+def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], value: str,
+                     kind: str = "", whole: list[str] | None = None) -> bool:
     """Whether a key shares the noun asked for but qualifies it otherwise: 'Python-Version:
     3.7' does not answer 'from which pip version ...'. The key's last word is one of the
     asked nouns, the key has a word the question never says ('Python') and the question
     qualifies the noun with one the key does not ('pip'), which the value does not say
-    either ('Rust-Issue: rust-lang/cargo#9069' does answer 'Which Cargo issue ...')."""
+    either ('Rust-Issue: rust-lang/cargo#9069' does answer 'Which Cargo issue ...'). A bare
+    key ('Type: Standards Track') is another thing than the noun the question qualifies
+    ('what content type ...'), unless the qualifier only says which one ('the current
+    status') or names the document's kind (``kind``, 'pep' for 'the PEP type'). ``whole``:
+    all the words of the line's key ('Rust Issue', where ``key_words`` may be its last)."""
     from ..words import words
 
     if not key_words or key_words[-1][:5] not in nouns:
         return False
     key = _stems(key_words)
     theirs, ours = key - nouns - asked, nouns - key
+    if len(whole or key_words) == 1:
+        ours -= _stems((*_PLAIN_QUALIFIERS, *_DOCUMENT_NOUNS, kind))
+        return bool(ours and not ours & _stems(words(value)))
     return bool(theirs and ours and not ours & _stems(words(value)))
+
+
+# Words that qualify a noun without making it another thing ('the current status'): plain
+# adjectives of time and standing
+_PLAIN_QUALIFIERS = ("current", "final", "official", "exact", "original", "latest",
+                     "present", "actual", "overall")
 
 
 def _doc_number(label: tuple[str, str] | None) -> str:
@@ -386,7 +402,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 score = 3 if named_by else 0
                 if named_by:
                     vals = [core, *vals]
-            if score == 3 and _qualified_apart(key_words, nouns, asked, value):
+            kind = re.match(r"[a-z]*", src.label[0]).group(0) if src.label else ""
+            whole = words(src.text[src.text.rfind("\n", 0, end) + 1:end])
+            if score == 3 and _qualified_apart(key_words, nouns, asked, value, kind, whole):
                 score = 1 if key & asked else 0
             if "by" in key and key & asked - nouns - {"by"} and not passive \
                     and _REFERENCE.fullmatch(value) and value != number:
