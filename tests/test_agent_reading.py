@@ -50,6 +50,8 @@ DATA = Path(__file__).resolve().parent / "data"
     ("What became of the proposal to add a switch statement?", "what", {"status"}),
     ("Whatever happened to the idea of writing ranges as [1:10]?", "what", {"status"}),
     ("What was the outcome of the proposal to seed random from the OS?", "what", {"status"}),
+    ("What ended up happening to the proposal for a do-while loop?", "what", {"status"}),
+    ("What kind of PEP is the guidance on the bare python command?", "what", {"type"}),
     ("Where was the father of Sehzade Murad born?", "where", set()),
     ("Is PEP 8 still active?", "yesno", set()),
     ("Was Ausaf Ali or Steven Perry born first?", "choice", set()),
@@ -137,6 +139,9 @@ def test_one_reading_of_the_question() -> None:
     # a word that opens the sentence is no part of the name after it
     q = analyze("Besides Barry Warsaw, who co-authored the proposal for a council of three?")
     assert q.authors == ("Barry Warsaw",)
+    # a possessive names the author across a few modifiers of the document noun
+    q = analyze("What became of Łukasz Langa's workgroup-based, leaderless governance proposal?")
+    assert q.authors == ("Łukasz Langa",)
 
 
 # -------------------------------------------------------------------------------- reading

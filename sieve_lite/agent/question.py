@@ -243,6 +243,8 @@ def _fronted_lead(prep: str, rest: str) -> tuple[str, ...]:
 
 # Words that open a sentence before a name without being part of it ('Besides Barry Warsaw,
 # who ...', 'Unlike Python 2, ...'): prepositions and conjunctions the stopwords leave out
+_DOC_KINDS = frozenset({"pep", "peps", "rfc", "rfcs", "proposal", "proposals", "document",
+                        "documents"})
 _OPENERS = frozenset("""besides beside unlike like since although though aside apart except
 unless despite given according following among beyond without within alongside instead
 regarding concerning along once whereas whether per via""".split())
@@ -363,7 +365,7 @@ def _authored(text: str, name: str) -> bool:
     low = " ".join(text.lower().split())
     n = re.escape(" ".join(name.lower().split()))
     return bool(re.search(rf"\bby\s+{n}\b|\b{n}\s+(?:\w+\s+){{0,2}}{_WRITING}\b|"
-                          rf"\b{n}(?:\s+and\s+[\w .'’-]{{2,40}}?)?['’]s\s+(?:\w+\s+){{0,2}}"
+                          rf"\b{n}(?:\s+and\s+[\w .'’-]{{2,40}}?)?['’]s\s+(?:[\w-]+,?\s+){{0,3}}"
                           rf"{_DOC_NOUNS}\b|"
                           rf"\b{_WRITING}\s+by\s+{n}\b|\b{n}\b[^.?;]{{0,20}}\bauthor", low))
 
@@ -603,7 +605,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                                        "their", "that", "this", "other", "another"):
                 rest = rest[1:]  # 'What is the status of ...' -> status
             if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
-                    and rest[1] == "of":
+                    and rest[1] == "of" and rest[2] not in _DOC_KINDS:
                 rest = rest[2:]  # 'What kind of quotes ...' asks for quotes
             elif len(rest) > 2 and rest[0] in ("name", "names", "title") and rest[1] == "of" \
                     and not re.match(r"(?:the\s+)?(?:pep|rfc|document|proposal)\b",
@@ -626,6 +628,8 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             # the head of 'which new type slot' is 'slot'; 'which python version' keeps
             # both ('Python-Version:'), a run of two names one thing
             nouns = run[-2:] if len(run) <= 2 else run[-1:]
+            # 'What kind of PEP is ...' asks its type, as 'What type of PEP' does
+            nouns = ["type" if n in ("kind", "sort", "kinds", "sorts") else n for n in nouns]
             if nouns and nouns[0] in ("date", "year", "month", "day", "decade", "century"):
                 kind = "when"
             elif nouns and nouns[0] in _PLACE_NOUNS:
@@ -639,7 +643,8 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         first = _words(text)[:1]
         kind = "yesno" if first and first[0] in _POLAR else "what"
     if kind == "what" and re.search(
-            r"\bwhat(?:ever)?\s+(?:became|becomes|happened|happens)\s+(?:of|to|with)\b|"
+            r"\bwhat(?:ever)?\s+(?:(?:ended|ends)\s+up\s+)?(?:became|becomes|happened|happens|"
+            r"happening)\s+(?:of|to|with)\b|"
             r"\bwhat\s+came\s+of\b|\b(?:fate|outcome)\s+of\b",
             " ".join(q)):
         # 'What became of / Whatever happened to / the outcome of the proposal ...?' asks how

@@ -349,6 +349,13 @@ def _asks_caps_name(q: Question) -> bool:
         or (head in ("instruction", "instructions") and "bytecode" in nouns)
 
 
+def _says_unit(text: str, units: frozenset[str]) -> bool:
+    """Whether a span says one of ``units``, after its number or alone ('24 hours', '10ms',
+    'five years')."""
+    return any(u in units or u.removesuffix("s") in units
+               for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text)))
+
+
 def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> float:
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
     Python's constants unless a value is asked, for code that is no exception's name when an
@@ -373,14 +380,11 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
         return min(w, 0.3)  # a count is whole: a bare '1.0' is a version, not how many
     if kind in ("number", "version", "date") and _HOW_MUCH_SPACE.search(q.text):
         # ... or a share of it ('by how much did it cut memory use': '10% to 20%')
-        if not _RELATIVE.search(text) and \
-                not any(u in _SIZE_UNITS or u.removesuffix("s") in _SIZE_UNITS
-                        for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
+        if not _RELATIVE.search(text) and not _says_unit(text, _SIZE_UNITS):
             return min(w, 0.3)
         return max(w, weights.get("number", 0.0))
     if kind in ("number", "version", "date") and _HOW_LONG.search(q.text):
-        if not any(u in _LENGTH_UNITS or u.removesuffix("s") in _LENGTH_UNITS
-                   for u in (re.sub(r"^[\d.,]+", "", x) for x in words(text))):
+        if not _says_unit(text, _LENGTH_UNITS):
             return min(w, 0.3)
         # a span of time with its unit is what is asked, whatever the tagger calls it ('two
         # or three years' is a DATE to spaCy)
