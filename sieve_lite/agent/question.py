@@ -241,10 +241,11 @@ def _fronted_lead(prep: str, rest: str) -> tuple[str, ...]:
     return (clause[-1], prep) if clause else ()
 
 
-# Words that open a sentence before a name without being part of it ('Besides Barry Warsaw,
-# who ...', 'Unlike Python 2, ...'): prepositions and conjunctions the stopwords leave out
+# Nouns for a document itself: 'What kind of PEP is ...' asks the document's type
 _DOC_KINDS = frozenset({"pep", "peps", "rfc", "rfcs", "proposal", "proposals", "document",
                         "documents"})
+# Words that open a sentence before a name without being part of it ('Besides Barry Warsaw,
+# who ...', 'Unlike Python 2, ...'): prepositions and conjunctions the stopwords leave out
 _OPENERS = frozenset("""besides beside unlike like since although though aside apart except
 unless despite given according following among beyond without within alongside instead
 regarding concerning along once whereas whether per via""".split())

@@ -277,7 +277,7 @@ def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], val
     key = _stems(key_words)
     theirs, ours = key - nouns - asked, nouns - key
     if len(whole or key_words) == 1:
-        ours -= _stems((*_PLAIN_QUALIFIERS, *_DOCUMENT_NOUNS, kind))
+        ours -= _stems((*_PLAIN_QUALIFIERS, *_DOCUMENT_NOUNS, *([kind] if kind else [])))
         return bool(ours and not ours & _stems(words(value)))
     return bool(theirs and ours and not ours & _stems(words(value)))
 
@@ -402,9 +402,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 score = 3 if named_by else 0
                 if named_by:
                     vals = [core, *vals]
-            kind = re.match(r"[a-z]*", src.label[0]).group(0) if src.label else ""
+            doc_kind = re.match(r"[a-z]*", src.label[0]).group(0) if src.label else ""
             whole = words(src.text[src.text.rfind("\n", 0, end) + 1:end])
-            if score == 3 and _qualified_apart(key_words, nouns, asked, value, kind, whole):
+            if score == 3 and _qualified_apart(key_words, nouns, asked, value, doc_kind, whole):
                 score = 1 if key & asked else 0
             if "by" in key and key & asked - nouns - {"by"} and not passive \
                     and _REFERENCE.fullmatch(value) and value != number:
