@@ -260,7 +260,7 @@ def _stems(ws: Iterable[str]) -> set[str]:
 
 
 def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], value: str,
-                     kind: str = "", whole: list[str] | None = None) -> bool:
+                     kind: str, whole: list[str]) -> bool:
     """Whether a key shares the noun asked for but qualifies it otherwise: 'Python-Version:
     3.7' does not answer 'from which pip version ...'. The key's last word is one of the
     asked nouns, the key has a word the question never says ('Python') and the question
@@ -268,15 +268,16 @@ def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], val
     either ('Rust-Issue: rust-lang/cargo#9069' does answer 'Which Cargo issue ...'). A bare
     key ('Type: Standards Track') is another thing than the noun the question qualifies
     ('what content type ...'), unless the qualifier only says which one ('the current
-    status') or names the document's kind (``kind``, 'pep' for 'the PEP type'). ``whole``:
-    all the words of the line's key ('Rust Issue', where ``key_words`` may be its last)."""
+    status') or names the document's kind (``kind``, 'pep' for 'the PEP type'; '' for none).
+    ``whole``: all the words of the line's key ('Rust Issue', where ``key_words`` may be only
+    its last chunk)."""
     from ..words import words
 
     if not key_words or key_words[-1][:5] not in nouns:
         return False
     key = _stems(key_words)
     theirs, ours = key - nouns - asked, nouns - key
-    if len(whole or key_words) == 1:
+    if len(whole) == 1:
         ours -= _stems((*_PLAIN_QUALIFIERS, *_DOCUMENT_NOUNS, *([kind] if kind else [])))
         return bool(ours and not ours & _stems(words(value)))
     return bool(theirs and ours and not ours & _stems(words(value)))
@@ -371,6 +372,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     labels: set[str] = set()
     for src, ch in zip(index.sources, index.chunked, strict=True):
         number = _doc_number(src.label)
+        doc_kind = re.match(r"[a-z]*", src.label[0]).group(0) if src.label else ""
         title = re.search(r"^Title:(.*)$", src.text, re.M)
         other_work = bool(work) and work.group(1).lower() not in words(
             title.group(1) if title else "") and work.group(1).upper() not in ("PEP", "RFC")
@@ -402,9 +404,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 score = 3 if named_by else 0
                 if named_by:
                     vals = [core, *vals]
-            doc_kind = re.match(r"[a-z]*", src.label[0]).group(0) if src.label else ""
-            whole = words(src.text[src.text.rfind("\n", 0, end) + 1:end])
-            if score == 3 and _qualified_apart(key_words, nouns, asked, value, doc_kind, whole):
+            if score == 3 and _qualified_apart(
+                    key_words, nouns, asked, value, doc_kind,
+                    words(src.text[src.text.rfind("\n", 0, end) + 1:end])):
                 score = 1 if key & asked else 0
             if "by" in key and key & asked - nouns - {"by"} and not passive \
                     and _REFERENCE.fullmatch(value) and value != number:
