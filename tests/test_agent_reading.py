@@ -52,6 +52,14 @@ DATA = Path(__file__).resolve().parent / "data"
     ("What was the outcome of the proposal to seed random from the OS?", "what", {"status"}),
     ("What ended up happening to the proposal for a do-while loop?", "what", {"status"}),
     ("What kind of PEP is the guidance on the bare python command?", "what", {"type"}),
+    # two questions: the last says what is asked ('how' alone asks for a way)
+    ("How does the launcher see that a venv is active? Which environment variable does it "
+     "read?", "what", {"environment", "variable"}),
+    ("Why was the uniq() idea dropped? Which newly added module made it moot?", "what",
+     {"module"}),
+    # ... but a quoted title's question mark ends no question
+    ('How many periods in office were held by the premier who led the "Who? Who?" '
+     "ministry?", "number", set()),
     ("Where was the father of Sehzade Murad born?", "where", set()),
     ("Is PEP 8 still active?", "yesno", set()),
     ("Was Ausaf Ali or Steven Perry born first?", "choice", set()),

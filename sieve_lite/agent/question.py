@@ -14,6 +14,7 @@ name connectors, comparison words).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -422,7 +423,12 @@ def _dates(question: str) -> list[DateRef]:
 def _asking_clause(text: str) -> str:
     """The clause that asks: 'In 2007, X created a PEP whose title mentions Y; what is its
     title?' asks what, not who ('whose' there is a relative pronoun)."""
-    for clause in reversed(re.split(r"[;.:]\s+", text)):
+    # a question of two questions asks the last ('How does the launcher tell ...? Which
+    # environment variable does it check?'); a quoted title's '?' ends nothing ('the "Who?
+    # Who?" ministry')
+    masked = _QUOTED_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
+    cuts = [0, *(m.end() for m in re.finditer(r"[;.:?]\s+", masked)), len(text)]
+    for clause in reversed([text[a:b] for a, b in itertools.pairwise(cuts)]):
         first = _words(clause)[:1]
         if first and first[0] in QUESTION_WORDS:
             # 'When a variant was turned down, which function ...': a leading 'when' clause
@@ -432,6 +438,7 @@ def _asking_clause(text: str) -> str:
     return text
 
 
+_QUOTED_SPAN = re.compile(r'"[^"]*"|“[^”]*”')
 _AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?,]*,\s*((?:which|what|who|whom|whose|where|how)\b.*)$")
 
 
