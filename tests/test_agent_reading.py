@@ -60,6 +60,7 @@ DATA = Path(__file__).resolve().parent / "data"
     # ... but a quoted title's question mark ends no question
     ('How many periods in office were held by the premier who led the "Who? Who?" '
      "ministry?", "number", set()),
+    ("What's the default relative tolerance that isclose() uses?", "what", {"tolerance"}),
     ("Where was the father of Sehzade Murad born?", "where", set()),
     ("Is PEP 8 still active?", "yesno", set()),
     ("Was Ausaf Ali or Steven Perry born first?", "choice", set()),

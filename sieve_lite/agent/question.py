@@ -609,9 +609,9 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             kind = "what"
             # the words right after it, up to a function word: 'What type of PEP' -> type
             rest = q[i + 1:]
-            while rest and rest[0] in ("is", "was", "are", "were", "the", "a", "an", "its",
-                                       "their", "that", "this", "other", "another"):
-                rest = rest[1:]  # 'What is the status of ...' -> status
+            while rest and rest[0] in ("is", "s", "was", "are", "were", "the", "a", "an",
+                                       "its", "their", "that", "this", "other", "another"):
+                rest = rest[1:]  # 'What is (What's) the status of ...' -> status
             if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
                     and rest[1] == "of" and rest[2] not in _DOC_KINDS:
                 rest = rest[2:]  # 'What kind of quotes ...' asks for quotes
