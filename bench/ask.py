@@ -14,9 +14,10 @@ Question sets (``--set``, one or several, comma-separated):
   file uses, written apart from the tuning of the reader to check it (``heldout-prose``).
 * ``fresh`` and ``fresh2``: ``bench/data/pep-fresh.jsonl`` (31) and ``pep-fresh2.jsonl`` (29),
   two more such sets on other PEPs, written in stop 53 (``fresh-prose``, ``fresh2-prose``).
-* ``fresh3`` and ``fresh4``: ``bench/data/pep-fresh3.jsonl`` and ``pep-fresh4.jsonl`` (48 each:
-  16 header values, 32 prose, the shape of issue 29's check) on yet other PEPs, written in
-  stop 54 (the second after that stop's reader changes).
+* ``fresh3``, ``fresh4`` and ``fresh5``: ``bench/data/pep-fresh3.jsonl``, ``pep-fresh4.jsonl``
+  and ``pep-fresh5.jsonl`` (48 each: 16 header values, 32 prose, the shape of issue 29's check)
+  on yet other PEPs, written in stop 54 (the second after that stop's reader changes) and
+  stop 55.
 * ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
   collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
   (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
@@ -91,17 +92,19 @@ FRESH = ROOT / "bench" / "data" / "pep-fresh.jsonl"
 FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 29 more, written at the end of stop 53
 FRESH3 = ROOT / "bench" / "data" / "pep-fresh3.jsonl"   # 48 (16 header, 32 prose), stop 54
 FRESH4 = ROOT / "bench" / "data" / "pep-fresh4.jsonl"   # 48 more, after stop 54's changes
+FRESH5 = ROOT / "bench" / "data" / "pep-fresh5.jsonl"   # 48 more, stop 55
 # the natural prose sets written apart from the reader's tuning, by set name
 KEPT_APART = {"heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
-              "fresh4": FRESH4}
+              "fresh4": FRESH4, "fresh5": FRESH5}
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
 QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
-SETS = ("pep", "dev4", "natural", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "rfc",
-        *QA_SETS)
+SETS = ("pep", "dev4", "natural", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5",
+        "rfc", *QA_SETS)
 # Sets reported by kind, with a "<prefix>-all" row over their kinds.
-BY_KIND = ("dev4", "natural", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "rfc")
+BY_KIND = ("dev4", "natural", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5",
+           "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -360,7 +363,7 @@ def chosen_sets(spec: str) -> list[str]:
     if not names:
         raise SystemExit("--set: no set named")
     return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "fresh2",
-                        "fresh3", "fresh4", "rfc", "hotpotqa", "musique")
+                        "fresh3", "fresh4", "fresh5", "rfc", "hotpotqa", "musique")
             if n in names]
 
 

@@ -182,6 +182,10 @@ def test_candidates_are_typed_and_never_the_questions_words() -> None:
     assert reading.candidates[0].label == ("pep-0008", "Maximum Line Length")
     kinds = {k for _t, k, _a in extract(q, "Set ``PYTHONBREAKPOINT=0`` or call sys.exit().")}
     assert "code" in kinds
+    # a number in scientific notation is one number, not the '9' of '1e-9'
+    spans = extract(q, "The default tolerance is 1e-9, above 2.5E+3 ulps.")
+    assert {("1e-9", "number"), ("2.5E+3", "number")} <= {(t, k) for t, k, _a in spans}
+    assert ("9", "number") not in {(t, k) for t, k, _a in spans}
 
 
 def test_a_person_asked_by_a_calling_is_a_person_not_an_initial() -> None:

@@ -86,7 +86,9 @@ _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of o
 the then to was were which with""".split())
 _OPERATOR = re.compile(r"(?<![^\s(\[\"'`])([:=<>!@*/%&|^~+-]{1,3})(?=[\s)\]\"'`,.;]|$)")
 _QUOTE = re.compile(r"\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|(?<![\w])'([^'\n]{2,60})'(?![\w])")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?:[-–]\w+)?%?(?![\w.]*\w)")
+# A number: '1,200', '3.5', '20%', '2-3', and written in scientific notation ('1e-9').
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?[eE][-+]?\d+|"
+                     r"\d[\d,]*(?:\.\d+)*(?:[-–]\w+)?%?)(?![\w.]*\w)")
 # A number with its unit written on: '10ms', '512MB', '2x'.
 _UNIT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[munµ]?s|[kKMGT]i?B|[kKMG]|[xX]|px)\b")
 # A span of time in words: spaCy calls 'five years' a date, but it answers 'how long'.
