@@ -274,6 +274,11 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
                                        "years.", ("d", "s"),
                                        lambda _w: 1.0).candidates}
     assert "five years" in got and "3.7.8 issues" not in got  # a version is no quantity
+    # 'two' and 'years' are both search stopwords; together they are the answer
+    got = {c.text for c in read_for(analyze("How long does a council member serve?"),
+                                    "Each council member's term will be two years.",
+                                    ("d", "s"), lambda _w: 1.0).candidates}
+    assert "two years" in got
     # 'how often' asks for the time between: a year is no answer, and a span of time the
     # tagger calls a date fits as well as one it calls a number
     q = analyze("How often does the project cut a new edition?")

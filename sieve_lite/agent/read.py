@@ -593,9 +593,12 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             if (len(text) == 1 and text.isalpha()) or "`" in text or "]_" in text or \
                     text.count("[") != text.count("]"):
                 continue
-            # made only of the question's words ('techniques' for 'What technique'): no answer
+            # made only of the question's words ('techniques' for 'What technique'): no
+            # answer; a quantity of more than one word is news even in common words ('two
+            # years': both are search stopwords)
+            common = STOPWORDS if len(ws) == 1 or kind not in ("number", "date") else ()
             if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
-                    w in STOPWORDS or any(_inflects(w, a) for a in asked) for w in ws):
+                    w in common or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
             # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),
             # makes a candidate less likely the answer; but not the noun asked for: 'What
