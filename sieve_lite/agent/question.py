@@ -426,7 +426,7 @@ def _asking_clause(text: str) -> str:
     # a question of two questions asks the last ('How does the launcher tell ...? Which
     # environment variable does it check?'); a quoted title's '?' ends nothing ('the "Who?
     # Who?" ministry')
-    masked = _QUOTED_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
+    masked = _QUOTED.sub(lambda m: "x" * len(m.group(0)), text)
     cuts = [0, *(m.end() for m in re.finditer(r"[;.:?]\s+", masked)), len(text)]
     for clause in reversed([text[a:b] for a, b in itertools.pairwise(cuts)]):
         first = _words(clause)[:1]
@@ -438,7 +438,6 @@ def _asking_clause(text: str) -> str:
     return text
 
 
-_QUOTED_SPAN = re.compile(r'"[^"]*"|“[^”]*”')
 _AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?,]*,\s*((?:which|what|who|whom|whose|where|how)\b.*)$")
 
 
