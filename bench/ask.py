@@ -14,10 +14,9 @@ Question sets (``--set``, one or several, comma-separated):
   file uses, written apart from the tuning of the reader to check it (``heldout-prose``).
 * ``fresh`` and ``fresh2``: ``bench/data/pep-fresh.jsonl`` (31) and ``pep-fresh2.jsonl`` (29),
   two more such sets on other PEPs, written in stop 53 (``fresh-prose``, ``fresh2-prose``).
-* ``fresh3``, ``fresh4`` and ``fresh5``: ``bench/data/pep-fresh3.jsonl``, ``pep-fresh4.jsonl``
-  and ``pep-fresh5.jsonl`` (48 each: 16 header values, 32 prose, the shape of issue 29's check)
-  on yet other PEPs, written in stop 54 (the second after that stop's reader changes) and
-  stop 55.
+* ``fresh3`` … ``fresh6``: ``bench/data/pep-fresh3.jsonl`` … ``pep-fresh6.jsonl`` (48 each: 16
+  header values, 32 prose, the shape of issue 29's check) on yet other PEPs, written in stop 54
+  (fresh4 after that stop's reader changes), stop 55 and stop 56.
 * ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
   collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
   (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
@@ -90,21 +89,19 @@ HELDOUT = ROOT / "bench" / "data" / "pep-heldout.jsonl"
 # other question files (the PEPs of no other file); their first run is the unbiased figure
 FRESH = ROOT / "bench" / "data" / "pep-fresh.jsonl"
 FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 29 more, written at the end of stop 53
-FRESH3 = ROOT / "bench" / "data" / "pep-fresh3.jsonl"   # 48 (16 header, 32 prose), stop 54
-FRESH4 = ROOT / "bench" / "data" / "pep-fresh4.jsonl"   # 48 more, after stop 54's changes
-FRESH5 = ROOT / "bench" / "data" / "pep-fresh5.jsonl"   # 48 more, stop 55
-# the natural prose sets written apart from the reader's tuning, by set name
-KEPT_APART = {"heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
-              "fresh4": FRESH4, "fresh5": FRESH5}
+# the natural PEP sets written apart from the reader's tuning, by set name, in run order:
+# fresh3 (stop 54), fresh4 (after stop 54's changes), fresh5 (stop 55) and fresh6 (stop 56)
+# are 48 each (16 header values, 32 prose), the shape of issue 29's check
+KEPT_APART = {"heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2,
+              **{f"fresh{n}": ROOT / "bench" / "data" / f"pep-fresh{n}.jsonl"
+                 for n in range(3, 7)}}
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
 QA_CORPORA = {"2wiki": "corpus.json", "hotpotqa": "corpus.jsonl", "musique": "corpus.json"}
-SETS = ("pep", "dev4", "natural", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5",
-        "rfc", *QA_SETS)
+SETS = ("pep", "2wiki", "dev4", "natural", *KEPT_APART, "rfc", "hotpotqa", "musique")
 # Sets reported by kind, with a "<prefix>-all" row over their kinds.
-BY_KIND = ("dev4", "natural", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5",
-           "rfc")
+BY_KIND = ("dev4", "natural", *KEPT_APART, "rfc")
 sys.path.insert(0, str(ROOT))
 
 import sieve_lite  # noqa: E402
@@ -362,9 +359,7 @@ def chosen_sets(spec: str) -> list[str]:
             raise SystemExit(f"--set: unknown set {part!r}; use {', '.join(SETS)}, qa or all")
     if not names:
         raise SystemExit("--set: no set named")
-    return [n for n in ("pep", "2wiki", "dev4", "natural", "heldout", "fresh", "fresh2",
-                        "fresh3", "fresh4", "fresh5", "rfc", "hotpotqa", "musique")
-            if n in names]
+    return [n for n in SETS if n in names]
 
 
 def select(args: argparse.Namespace) -> list[Q]:
