@@ -137,6 +137,9 @@ class Question:
     #                                     ('based', 'in' of '... is based in what city?')
     lettered: tuple[str, ...] = ()      # terms with a one-letter part ('f-strings'): no
     #                                     word alone says the letter, the whole term does
+    described: tuple[str, ...] = ()     # the verb of a clause that says which document
+    #                                     ('introduced' in 'the proposal that introduced
+    #                                     X'): it names the document, it is not what is asked
 
     @property
     def stems(self) -> frozenset[str]:
@@ -184,7 +187,8 @@ def _analyze(text: str) -> Question:
                                                          for w in _words(x))])),
         options=options, order=order,
         asks_title=asks_title, asks_version=asks_version, lead_in=_lead_in(text),
-        lettered=tuple(dict.fromkeys(m.group(0) for m in _LETTERED.finditer(text))))
+        lettered=tuple(dict.fromkeys(m.group(0) for m in _LETTERED.finditer(text))),
+        described=tuple(dict.fromkeys(m.group(1).lower() for m in _DESCRIBED.finditer(text))))
 
 
 # A question word in place: after a verb or a preposition, not first and not after a comma
@@ -245,6 +249,10 @@ def _fronted_lead(prep: str, rest: str) -> tuple[str, ...]:
 # Nouns for a document itself: 'What kind of PEP is ...' asks the document's type
 _DOC_KINDS = frozenset({"pep", "peps", "rfc", "rfcs", "proposal", "proposals", "document",
                         "documents"})
+# 'the proposal that introduced X', 'the PEP which added Y': the clause's verb (an adverb
+# before it skipped) says which document, not what is asked of it
+_DESCRIBED = re.compile(rf"(?i)\b(?:{'|'.join(sorted(_DOC_KINDS))})\s+(?:that|which)\s+"
+                        r"(?:\w+ly\s+)?(\w+)")
 # Words that open a sentence before a name without being part of it ('Besides Barry Warsaw,
 # who ...', 'Unlike Python 2, ...'): prepositions and conjunctions the stopwords leave out
 _OPENERS = frozenset("""besides beside unlike like since although though aside apart except

@@ -344,7 +344,11 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     part = bool(_WRITES_A_PART.search(question))
     # 'In the proposal to stop egg uploads, in what year ...': a document noun names the
     # document, it is not the act of proposing (their first five letters are the same)
-    acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals")
+    # ... nor is the verb of a clause saying which document ('On what date did Guido accept
+    # the proposal that introduced X' asks of accepting, not of the 'Created:' line)
+    described = set(analyze(question).described)
+    acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals"
+                  and w not in described)
     writes = bool(acts & _stems(_WRITING)) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)))
     # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
