@@ -299,6 +299,10 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
     # ... but 'proposal' names the document, it does not ask when it was proposed
     assert keyed_lines(idx, "In the abstract base classes proposal, in what year did pip "
                             "deprecate eggs?", STOPWORDS)[0] < 2
+    # 'file' before a determiner is filing it ('the file' asks about a file)
+    assert keyed_lines(idx, "When did Talin file his proposal for abstract base classes?",
+                       STOPWORDS)[0] == 2
+    assert keyed_lines(idx, "When is the abstract base classes file read?", STOPWORDS)[0] < 2
     # ... nor does a verb that says which document: accepting it is not writing it
     assert keyed_lines(idx, "On what date did Guido accept the proposal that introduced "
                             "abstract base classes?", STOPWORDS)[0] < 2

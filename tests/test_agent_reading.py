@@ -52,6 +52,12 @@ DATA = Path(__file__).resolve().parent / "data"
     ("What was the outcome of the proposal to seed random from the OS?", "what", {"status"}),
     ("What ended up happening to the proposal for a do-while loop?", "what", {"status"}),
     ("What kind of PEP is the guidance on the bare python command?", "what", {"type"}),
+    # ... and the other ways people ask where a proposal ended up
+    ("Where does the frozen mapping proposal stand now?", "what", {"status"}),
+    ("Her 2006 idea for a make statement -- did it go anywhere?", "what", {"status"}),
+    ("Did the idea of a callable module ever get accepted?", "what", {"status"}),
+    ("Where does the frozen mapping type live?", "where", set()),
+    ("Did the callable module idea get a reference implementation?", "yesno", set()),
     # two questions: the last says what is asked ('how' alone asks for a way)
     ("How does the launcher see that a venv is active? Which environment variable does it "
      "read?", "what", {"environment", "variable"}),

@@ -661,15 +661,21 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             r"\bwhat(?:ever)?\s+(?:(?:ended|ends)\s+up\s+)?(?:became|becomes|happened|happens|"
             r"happening)\s+(?:of|to|with)\b|"
             r"\bwhat\s+came\s+of\b|\b(?:fate|outcome)\s+of\b",
-            " ".join(q)):
+            " ".join(q)) or (kind in ("where", "yesno") or kind == "what" and not nouns) \
+            and _FATE.search(" ".join(q)):
         # 'What became of / Whatever happened to / the outcome of the proposal ...?' asks how
-        # it ended
-        nouns = ["status"]
+        # it ended, and so do 'Where does it stand now?', 'Did it go anywhere?' and 'Did it
+        # ever get accepted?'
+        kind, nouns = "what", ["status"]
     return Target(kind, frozenset(nouns), nouns[-1] if nouns else "",
                   bool(_ASKS_KIND.search(text)), counted)
 
 
 _ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
+# How people ask where a proposal ended up, beyond 'what became of' (over folded words)
+_FATE = re.compile(r"\bwhere\s+(?:does|do|did|is|was|has|have)\b.{0,80}\bstands?\b|"
+                   r"\b(?:go|goes|went|gone|get|gets|got)\s+anywhere\b|"
+                   r"\bever\s+(?:\w+\s+)?(?:accepted|adopted|approved|rejected|withdrawn)$")
 
 
 # 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /

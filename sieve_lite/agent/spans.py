@@ -218,7 +218,11 @@ _REFERENCE = re.compile(r"(?:[A-Za-z]{2,10}[ -]?)?\d{1,5}(?:\s*,\s*(?:[A-Za-z]{2
 _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored", "authors",
             "co-authored", "coauthored", "proposed", "proposes", "propose", "created",
             "creates", "drafted", "submitted", "penned", "behind", "by", "invented",
-            "introduced", "conceived", "devised", "came")  # 'who came up with'
+            "introduced", "conceived", "devised", "came",  # 'who came up with'
+            "filed")
+# 'When did Daniel Stutzbach file his proposal': 'file' is a noun more often than not, a
+# verb of writing before a determiner
+_FILES_ONE = re.compile(r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b", re.I)
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
           "director", "inventor", "designer")
@@ -349,7 +353,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     described = set(analyze(question).described)
     acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals"
                   and w not in described)
-    writes = bool(acts & _stems(_WRITING)) and not part and \
+    writes = bool(acts & _stems(_WRITING) or _FILES_ONE.search(question)) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)))
     # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
     # say it, is another work; its author is not the document's
