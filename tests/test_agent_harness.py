@@ -303,6 +303,12 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
     assert keyed_lines(idx, "When did Talin file his proposal for abstract base classes?",
                        STOPWORDS)[0] == 2
     assert keyed_lines(idx, "When is the abstract base classes file read?", STOPWORDS)[0] < 2
+    # ... and other ways of making a proposal one's own
+    for q in ("Whose idea were abstract base classes?", "Who championed abstract base classes?",
+              "Who put together the abstract base classes proposal?",
+              "When was the abstract base classes proposal put forward?"):
+        assert keyed_lines(idx, q, STOPWORDS)[0] == 2, q
+    assert keyed_lines(idx, "Who pushed the abstract base classes button?", STOPWORDS)[0] < 2
     # ... nor does a verb that says which document: accepting it is not writing it
     assert keyed_lines(idx, "On what date did Guido accept the proposal that introduced "
                             "abstract base classes?", STOPWORDS)[0] < 2

@@ -56,7 +56,11 @@ DATA = Path(__file__).resolve().parent / "data"
     ("Where does the frozen mapping proposal stand now?", "what", {"status"}),
     ("Her 2006 idea for a make statement -- did it go anywhere?", "what", {"status"}),
     ("Did the idea of a callable module ever get accepted?", "what", {"status"}),
+    ("What is the state of the frozen mapping proposal?", "what", {"status"}),
+    ("Is the frozen mapping PEP still a draft?", "what", {"status"}),
+    ("Was the callable modules proposal rejected?", "what", {"status"}),
     ("Where does the frozen mapping type live?", "where", set()),
+    ("Was the film rejected by the studio?", "yesno", set()),
     ("Did the callable module idea get a reference implementation?", "yesno", set()),
     # two questions: the last says what is asked ('how' alone asks for a way)
     ("How does the launcher see that a venv is active? Which environment variable does it "

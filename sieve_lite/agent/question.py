@@ -664,8 +664,9 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             " ".join(q)) or (kind in ("where", "yesno") or kind == "what" and not nouns) \
             and _FATE.search(" ".join(q)):
         # 'What became of / Whatever happened to / the outcome of the proposal ...?' asks how
-        # it ended, and so do 'Where does it stand now?', 'Did it go anywhere?' and 'Did it
-        # ever get accepted?'
+        # it ended, and so do 'Where does it stand now?', 'Did it go anywhere?', 'Did it
+        # ever get accepted?', 'What is the state of the proposal?' and 'Is it still a
+        # draft?'
         kind, nouns = "what", ["status"]
     return Target(kind, frozenset(nouns), nouns[-1] if nouns else "",
                   bool(_ASKS_KIND.search(text)), counted)
@@ -675,7 +676,11 @@ _ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 # How people ask where a proposal ended up, beyond 'what became of' (over folded words)
 _FATE = re.compile(r"\bwhere\s+(?:does|do|did|is|was|has|have)\b.{0,80}\bstands?\b|"
                    r"\b(?:go|goes|went|gone|get|gets|got)\s+anywhere\b|"
-                   r"\bever\s+(?:\w+\s+)?(?:accepted|adopted|approved|rejected|withdrawn)$")
+                   r"\bever\s+(?:\w+\s+)?(?:accepted|adopted|approved|rejected|withdrawn)$|"
+                   r"\bstate\s+of\s+(?:the|this|that|his|her|their|its)\s+(?:\w+\s+){0,4}?"
+                   r"(?:proposal|pep|rfc|idea|plan|document)\b|"
+                   r"^(?:is|was|were|has|have|had)\b.{0,120}\b(?:accepted|adopted|approved|"
+                   r"rejected|withdrawn|deferred|superseded|final|finali[sz]ed|draft)$")
 
 
 # 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /

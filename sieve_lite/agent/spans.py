@@ -223,6 +223,10 @@ _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored
 # 'When did Daniel Stutzbach file his proposal': 'file' is a noun more often than not, a
 # verb of writing before a determiner
 _FILES_ONE = re.compile(r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b", re.I)
+# ... and phrases of making a proposal one's own: 'put together', 'put forward', 'pushed
+# for', 'championed', 'Whose idea was ...'
+_MADE_IT = re.compile(r"\b(?:put|puts|putting)\s+(?:together|forward)\b|\bpush(?:ed|es)?\s+for\b|"
+                      r"\bchampion(?:ed|s)?\b|\bwhose\s+idea\b", re.I)
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
           "director", "inventor", "designer")
@@ -353,8 +357,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     described = set(analyze(question).described)
     acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals"
                   and w not in described)
-    writes = bool(acts & _stems(_WRITING) or _FILES_ONE.search(question)) and not part and \
-        (target.kind != "who" or bool(_WHO_WRITES.search(question)))
+    made = bool(_FILES_ONE.search(question) or _MADE_IT.search(question))
+    writes = bool(acts & _stems(_WRITING) or made) and not part and \
+        (target.kind != "who" or bool(_WHO_WRITES.search(question)) or made)
     # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
     # say it, is another work; its author is not the document's
     work = _WROTE_A_NAME.search(question)
