@@ -309,6 +309,8 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
               "When was the abstract base classes proposal put forward?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] == 2, q
     assert keyed_lines(idx, "Who pushed the abstract base classes button?", STOPWORDS)[0] < 2
+    assert keyed_lines(idx, "Who co-wrote, with Guido van Rossum, the abstract base classes "
+                            "proposal?", STOPWORDS)[0] == 2
     # ... nor does a verb that says which document: accepting it is not writing it
     assert keyed_lines(idx, "On what date did Guido accept the proposal that introduced "
                             "abstract base classes?", STOPWORDS)[0] < 2

@@ -254,7 +254,7 @@ _WROTE_A_NAME = re.compile(rf"\b(?:{_WRITE_VERBS})\s+([A-Z][\w+-]*)")
 # ... and a 'who' question's writer is the one asked for: 'Who (first) wrote ...', '... written
 # by whom', not the verb of another clause ('who helped with the module behind the iterator')
 _WHO_WRITES = re.compile(rf"\b(?:who(?:m|se)?|which|what)\s+(?:\S+\s+){{0,4}}?"
-                         rf"(?:{_WRITE_VERBS})\b|\b(?:{_WRITE_VERBS})\s+by\b|\bby\s+whom?\b|"
+                         rf"(?:co-?)?(?:{_WRITE_VERBS})\b|\b(?:{_WRITE_VERBS})\s+by\b|\bby\s+whom?\b|"
                          rf"\bby\s*\?$", re.I)
 
 
