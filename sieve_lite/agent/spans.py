@@ -223,9 +223,10 @@ _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored
 # 'When did Daniel Stutzbach file his proposal': 'file' is a noun more often than not, a
 # verb of writing before a determiner
 _FILES_ONE = re.compile(r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b", re.I)
-# ... and phrases of making a proposal one's own: 'put together', 'put forward', 'pushed
-# for', 'championed', 'Whose idea was ...'
+# ... and phrases of making a proposal one's own: 'put together', 'put forward', 'drew up',
+# 'pushed for', 'championed', 'Whose idea was ...'
 _MADE_IT = re.compile(r"\b(?:put|puts|putting)\s+(?:together|forward)\b|\bpush(?:ed|es)?\s+for\b|"
+                      r"\b(?:draw|draws|drew|drawn)\s+up\b|"
                       r"\bchampion(?:ed|s)?\b|\bwhose\s+idea\b", re.I)
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
@@ -349,12 +350,15 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     # ... about the document: not a part of it or something else written
     # (``_WRITES_A_PART``), and for 'who' the question's own verb (``_WHO_WRITES``); nor
     # does 'co-authorship' make the author the answer to who wrote a part of it
-    part = bool(_WRITES_A_PART.search(question))
+    # (not in a clause that only says which document: 'the proposal that introduced the
+    # package index' names it, it does not ask who wrote a package)
+    described = set(analyze(question).described)
+    part = any(m.group(0).split()[0].lower() not in described
+               for m in _WRITES_A_PART.finditer(question))
     # 'In the proposal to stop egg uploads, in what year ...': a document noun names the
     # document, it is not the act of proposing (their first five letters are the same)
     # ... nor is the verb of a clause saying which document ('On what date did Guido accept
     # the proposal that introduced X' asks of accepting, not of the 'Created:' line)
-    described = set(analyze(question).described)
     acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals"
                   and w not in described)
     made = bool(_FILES_ONE.search(question) or _MADE_IT.search(question))
