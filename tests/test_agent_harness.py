@@ -310,6 +310,13 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
         assert keyed_lines(idx, q, STOPWORDS)[0] == 2, q
     assert keyed_lines(idx, "Who drew up the abstract base classes proposal?", STOPWORDS)[0] == 2
     assert keyed_lines(idx, "Who pushed the abstract base classes button?", STOPWORDS)[0] < 2
+    # 'Which core developer sponsored ...' asks a person, as 'who' does
+    sponsored = SpanIndex([Source("PEP: 604\nAuthor: Philippe PRADOS, Maggie Moss\n"
+                                  "Sponsor: Chris Angelico\nStatus: Final",
+                                  ("pep-0604", "infobox"))])
+    score, values, _ = keyed_lines(sponsored, "Which core developer sponsored the union "
+                                   "operator proposal?", STOPWORDS)
+    assert score == 2 and values == {"Chris", "Angelico"}
     # a part written in a clause that only says which document is no part asked about
     assert keyed_lines(idx, "When was the proposal that introduced the abc module written?",
                        STOPWORDS)[0] == 2

@@ -37,6 +37,7 @@ from .lives import asked_fact, life_date, life_place
 from .pipeline import nlp
 from .places import is_demonym, lookup, nation
 from .question import MONTHS, STOPWORDS, Question, analyze
+from .roles import PERSON_NOUNS as _PERSON_NOUNS
 from .roles import PERSON_ROLES
 
 MAX_SENTENCE_CHARS = 400       # a longer 'sentence' (a table, a code block) is cut
@@ -124,9 +125,6 @@ CODE_NOUNS = frozenset({
     "file", "header", "directive", "tag", "marker", "trait", "crate", "lint",
     "feature", "API", "api", "call", "object", "abbreviation", "word", "term",
 })
-_PERSON_NOUNS = frozenset({"person", "author", "developer", "manager", "editor", "owner",
-                           "creator", "inventor", "founder", "director", "champion",
-                           "delegate", "maintainer", "writer"})
 
 # Words before 'manager' or 'editor' that make it software, not a person
 _SOFTWARE_QUALIFIERS = frozenset({"context", "package", "memory", "window", "resource", "task",

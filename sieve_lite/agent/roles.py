@@ -27,6 +27,11 @@ physicist scientist chemist biologist mathematician astronomer economist histori
 poet novelist playwright journalist musician pianist guitarist drummer rapper painter sculptor
 photographer politician engineer footballer comedian dancer businessman industrialist
 """.split())
+# ... and the nouns of a project's people ('Which core developer sponsored ...'): a person is
+# asked for (read.py's candidates, spans.py's 'Sponsor:' line)
+PERSON_NOUNS = frozenset({"person", "author", "developer", "manager", "editor", "owner",
+                          "creator", "inventor", "founder", "director", "champion",
+                          "delegate", "maintainer", "writer"})
 
 # A name: capitalised words ('J.' an initial), a particle between them ('Ludwig van
 # Beethoven'); one word is a name too ('Ruslana', 'Diplo'), a number may lead ('2 Chainz').
@@ -129,4 +134,4 @@ def said_in_role(text: str, role: str) -> list[str]:
     return list(dict.fromkeys(n for n in cleaned if n and not n.isdigit()))
 
 
-__all__ = ["NAME", "PERSON_ROLES", "said_in_role"]
+__all__ = ["NAME", "PERSON_NOUNS", "PERSON_ROLES", "said_in_role"]

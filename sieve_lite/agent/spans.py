@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from .question import NUMERIC_NOUNS as _NUMERIC
 from .question import Target, analyze
+from .roles import PERSON_NOUNS
 from .syntax import gbnf_literal
 
 # Punctuation taken off both ends of a chunk. Not '*' (``except*``), '_' (``__qname__``),
@@ -370,10 +371,13 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
     doc_asked = bool(nouns & _stems(_DOCUMENT_NOUNS)) and target.kind == "what"
 
+    # 'Which core developer sponsored ...' asks a person as 'who' does
+    person = target.kind == "what" and target.head in PERSON_NOUNS
+
     def key_score(key: set[str]) -> int:
         if key & nouns:
             return 3
-        if target.kind == "who":
+        if target.kind == "who" or person:
             if (key & asked & roles and not (part and key & authors)) or \
                     (key & authors and not other_role and writes):
                 return 2  # the role it names, else the author
