@@ -221,14 +221,14 @@ _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored
             "creates", "drafted", "submitted", "penned", "behind", "by", "invented",
             "introduced", "conceived", "devised", "came",  # 'who came up with'
             "filed")
-# 'When did Daniel Stutzbach file his proposal': 'file' is a noun more often than not, a
-# verb of writing before a determiner
-_FILES_ONE = re.compile(r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b", re.I)
-# ... and phrases of making a proposal one's own: 'put together', 'put forward', 'drew up',
-# 'pushed for', 'championed', 'Whose idea was ...'
+# Phrases of making a proposal one's own that no single word of ``_WRITING`` says: 'put
+# together', 'put forward', 'drew up', 'pushed for', 'championed', 'Whose idea was ...', and
+# 'file' before a determiner ('When did Daniel Stutzbach file his proposal': 'file' is a noun
+# more often than not)
 _MADE_IT = re.compile(r"\b(?:put|puts|putting)\s+(?:together|forward)\b|\bpush(?:ed|es)?\s+for\b|"
                       r"\b(?:draw|draws|drew|drawn)\s+up\b|"
-                      r"\bchampion(?:ed|s)?\b|\bwhose\s+idea\b", re.I)
+                      r"\bchampion(?:ed|s)?\b|\bwhose\s+idea\b|"
+                      r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b", re.I)
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
           "director", "inventor", "designer")
@@ -339,7 +339,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     left out unless the key is the asked noun ('Which PEP' -> 'PEP: 572')."""
     from ..words import words
 
-    target = question_target(question)
+    q = analyze(question)
+    target = q.target
     stop = set(stopwords)
     said = [w for w in words(question) if w not in stop]
     asked = _stems(said)
@@ -353,7 +354,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     # does 'co-authorship' make the author the answer to who wrote a part of it
     # (not in a clause that only says which document: 'the proposal that introduced the
     # package index' names it, it does not ask who wrote a package)
-    described = set(analyze(question).described)
+    described = set(q.described)
     part = any(m.group(0).split()[0].lower() not in described
                for m in _WRITES_A_PART.finditer(question))
     # 'In the proposal to stop egg uploads, in what year ...': a document noun names the
@@ -362,7 +363,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     # the proposal that introduced X' asks of accepting, not of the 'Created:' line)
     acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals"
                   and w not in described)
-    made = bool(_FILES_ONE.search(question) or _MADE_IT.search(question))
+    made = bool(_MADE_IT.search(question))
     writes = bool(acts & _stems(_WRITING) or made) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)) or made)
     # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
