@@ -292,8 +292,13 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
     for q in ("Who wrote the rationale of the abstract base classes proposal and was said to "
               "deserve co-authorship for it?",
               "Whose Python-DSV module was one of the ways to read and write CSV files?",
-              "Besides Ben Hoyt, who helped a lot with the C module behind the iterator?"):
+              "Besides Ben Hoyt, who helped a lot with the C module behind the iterator?",
+              # a name coined, or an implementation, is a part: who came up with it is in
+              # the text ('Who came up with abstract base classes?' stays the author)
+              'Who came up with the name "abstract base classes"?',
+              "Who came up with the first implementation of abstract base classes?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] < 2, q
+    assert keyed_lines(idx, "Who came up with abstract base classes?", STOPWORDS)[0] == 2
     # when the document was written is still its 'Created:' line
     assert keyed_lines(idx, "When was the abstract base classes PEP written?", STOPWORDS)[0] == 2
     # ... but 'proposal' names the document, it does not ask when it was proposed

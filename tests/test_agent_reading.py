@@ -9,6 +9,7 @@ scripted backbone with no replies fails the test if the loop asks it anything)."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from sieve_lite.agent.read import (
     Candidate,
     Reading,
     Sentence,
+    _inflects,
     extract,
     nlp,
     read_for,
@@ -419,6 +421,42 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
     assert not any(c.placed for c in cands if c.text == "rat")
 
 
+def test_a_code_name_or_a_path_is_news_though_made_of_the_question_s_words() -> None:
+    # 'NEXT_BUFFER' joins two of the question's words ('next', 'buffer'), and
+    # '__definition_order__' two more ('defined', 'order'): the question writes neither name
+    q = analyze("Which opcode tells the unpickler to pull in the next buffer, and what "
+                "attribute records the order names were defined in?")
+    text = ("If the buffer is readonly, a ``NEXT_BUFFER`` opcode is appended to the stream. "
+            "That order is kept in the ``__definition_order__`` attribute of the class.")
+    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
+                                      use_nlp=False).candidates}
+    assert {"NEXT_BUFFER", "__definition_order__"} <= texts, texts
+    # ... a name the question writes is no news, and code names are not inflected:
+    # 'os.fsencode()' is not 'os.fspath()'
+    q = analyze("When a bytes-only variant of os.fspath() was turned down, which os function "
+                "was said to offer similar functionality?")
+    text = ("This was rejected: ``os.fspath()`` stays, as ``os.fsencode()`` will provide "
+            "similar functionality.")
+    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
+                                      use_nlp=False).candidates}
+    assert "os.fsencode()" in texts and "os.fspath()" not in texts, texts
+    # a longer word that starts the same is another word ('RecursionError' is news beside
+    # 'RecursionOverflow'), an inflection is not ('techniques' for 'technique')
+    q = analyze("StackOverflow and RecursionOverflow would both subclass which exception?")
+    text = "Both StackOverflow and RecursionOverflow will be sub-classes of ``RecursionError``."
+    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
+                                      use_nlp=False).candidates}
+    assert "RecursionError" in texts, texts
+    assert _inflects("techniques", "technique") and _inflects("proposed", "proposal")
+    assert not _inflects("recursionerror", "recursionoverflow")
+    # a file's path written as code is a thing, an address is not
+    q = analyze("Which system file could a malicious package overwrite?")
+    text = ("A malicious package could overwrite ``/etc/shadow``, as "
+            "https://example.org/wiki/Shadow explains.")
+    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert "/etc/shadow" in texts and not any("example" in t for t in texts), texts
+
+
 def test_footnote_labels_and_bare_addresses_are_no_answers() -> None:
     # '[#dead-parrot]_' points at a footnote and '.../wiki/Regular_Expressions' is an
     # address: neither is read as text, so neither label nor path is a candidate
@@ -555,6 +593,14 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert loose.answer is None and "loosely" in loose.why
     unlikely = decide(_cands(0.9, 0.1), [0.7, 0.3], "likelihood", [{"per_token": -4.0}, {}])
     assert unlikely.answer is None and "unlikely" in unlikely.why
+    # ... unless the text says it where the question puts its answer ('the RECORD file' for
+    # 'Which file ...'); the other gates still hold
+    placed = [replace(c, placed=True) for c in _cands(0.9, 0.1)]
+    said = decide(placed, [0.7, 0.3], "likelihood", [{"per_token": -4.0}, {}])
+    assert said.answer is not None and said.answer.text == "c0"
+    assert decide(placed, [0.5, 0.5], "likelihood", [{"per_token": -4.0}, {}]).answer is None
+    assert decide([replace(c, coverage=0.1) for c in placed], [0.7, 0.3], "likelihood",
+                  [{"per_token": -4.0}, {}]).answer is None
     aside = decide(_cands(0.9, 0.1, coverage=0.1), [0.9, 0.1], "likelihood")
     assert aside.answer is None and "something else" in aside.why
     # a sentence that holds most of the question lowers the prior a candidate needs

@@ -15,7 +15,8 @@ Either way the model abstains when no candidate is clearly better than the rest:
 must hold at least ``MIN_SHARE`` of the combined belief and lead the second by
 ``MIN_LEAD``, have a prior of ``MIN_PRIOR`` (``MIN_PRIOR_COVERED`` in a sentence that holds
 ``COVERED`` of the question) and (likelihood) a per-token likelihood of
-``MIN_LOGLIK``, unless the model is sure of it (``SURE_SHARE``, ``SURE_LEAD``; a clear
+``MIN_LOGLIK`` (not when the text says it where the question puts its answer:
+``Candidate.placed``), unless the model is sure of it (``SURE_SHARE``, ``SURE_LEAD``; a clear
 lead, ``CLEAR_SHARE`` and ``CLEAR_LEAD``, lowers the prior's floor to ``CLEAR_MIN_PRIOR``); its
 sentence must hold ``MIN_COVERAGE`` of the question. Otherwise there is no answer. No
 answer beats a wrong one.
@@ -171,6 +172,7 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
     order = sorted(range(len(cands)), key=lambda i: -shares[i])
     scores = [{"text": cands[i].text, "kind": cands[i].kind, "prior": cands[i].prior,
                "coverage": cands[i].coverage, "share": round(shares[i], 4),
+               **({"placed": True} if cands[i].placed else {}),
                **(extra[i] if extra else {})} for i in order]
     if not order:
         return Choice(None, method, scores, "no candidate")
@@ -197,7 +199,11 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
     if cands[best].coverage < MIN_COVERAGE:
         return Choice(None, method, scores, f"{cands[best].text!r} stands in a sentence about "
                       "something else")
-    if loglik is not None and loglik < MIN_LOGLIK and not sure:
+    # ... a span the text itself puts where the question puts its answer ('the RECORD file'
+    # for 'Which file ...', ``Candidate.placed``) needs no more of the model than to lead
+    # (the model's per-token likelihood of a rare name is low however right it is).
+    # Replayed over the recorded choices of 485 PEP and RFC dev episodes: +6 right, none wrong
+    if loglik is not None and loglik < MIN_LOGLIK and not sure and not cands[best].placed:
         return Choice(None, method, scores, f"the model finds {cands[best].text!r} unlikely "
                       f"as the answer ({loglik:.2f} a token)")
     return Choice(cands[best], method, scores)

@@ -82,6 +82,9 @@ _LINK = re.compile(r"`([^`<>\n]+?)\s*<[^<>`\s]+>`__?|\[([^\[\]\n]+)\]\((?:https?
 # as what it renders: 'PEP 8010', 'the trio'. ('pep:`8010' was answered as a leader's name.)
 _DOC_ROLE = re.compile(r":(pep|rfc):`(?:([^`<>\n]*?)\s*<)?(\d+)>?`", re.I)
 _URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
+# ... but a file's path written as code is a thing ('/etc/shadow', 'Misc/stable_abi.txt'), if
+# it is absolute or names a file ('encukou/cpython' is a repository's address)
+_PATH = re.compile(r"^(?:(?:/|~/)[\w.+-]+(?:/[\w.+-]+)*|[\w.+-]+(?:/[\w.+-]+)*/[\w+-]+\.\w+)$")
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
 the then to was were which with""".split())
@@ -519,8 +522,19 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
 
 def _inflects(word: str, other: str) -> bool:
     """Whether ``word`` is ``other`` or an inflection of it ('techniques', 'technique'), not
-    a longer word that starts the same ('IndentationError', 'indented')."""
-    return word == other or (word[:5] == other[:5] and abs(len(word) - len(other)) <= 3)
+    a longer word that starts the same ('IndentationError', 'indented'): they agree but
+    for the shorter one's last three letters ('RecursionError' is not 'RecursionOverflow')."""
+    if word == other:
+        return True
+    if word[:5] != other[:5] or abs(len(word) - len(other)) > 3:
+        return False
+    short = min(len(word), len(other))
+    return word[:short - 3] == other[:short - 3]
+
+
+# A token written as code: a name joined with '_' or '.', or called ('raw_input', 'os.path',
+# 'len()')
+_CODE_TOKEN = re.compile(r"\w[_.]\w|\w\(\)")
 
 
 def _said(q: Question) -> set[str]:
@@ -529,7 +543,7 @@ def _said(q: Question) -> set[str]:
     out: set[str] = set()
     for tok in q.text.split():
         tok = tok.strip("?!,;:\"'()[]`").removesuffix("'s").removesuffix("’s")
-        if re.search(r"\w[_.]\w|\w\(\)", tok):
+        if _CODE_TOKEN.search(tok):
             out.add(tok.casefold().removesuffix("()"))
         else:
             out |= {w for w in words(tok) if w not in STOPWORDS}
@@ -572,7 +586,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         for text, kind, at in extract(q, s.text, docs.get(index)):
             # markup is not part of an answer: reST references ('[1]_', '<mypy_>', 'name`_')
             text = _MARKUP.sub("", text).strip(" ,;:.`")
-            if _URL.search(text):
+            if _URL.search(text) and not (kind == "code" and _PATH.match(text)):
                 continue  # an address is where something is, not what it is
             w = 1.0 if _names_asked(q, text) else _kind_fit(q, text, kind, weights)
             if q.target.asks_kind and _name_of(text, q.target.head):
@@ -595,7 +609,15 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             # answer; a quantity of more than one word is news even in common words ('two
             # years': both are search stopwords)
             common = STOPWORDS if len(ws) == 1 or kind not in ("number", "date") else ()
-            if not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
+            # ... but a code name joined from them is news when the question does not write
+            # it ('NEXT_BUFFER' for 'which opcode ... the next buffer'): compared whole
+            # ('os.fsencode()' is not 'os.fspath()': code names are not inflected); a name of
+            # one word and stopwords ('__all__', 'abi3t.so' for 'the abi3t tag') is not news
+            if kind == "code" and _CODE_TOKEN.search(text) and \
+                    sum(w not in STOPWORDS for w in ws) >= 2:
+                if text.casefold().removesuffix("()") in asked:
+                    continue
+            elif not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
                     w in common or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
             # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),

@@ -245,10 +245,13 @@ _WRITE_VERBS = "|".join(re.escape(w) for w in _WRITING if w != "by")
 _PARTS = ("rationale|implementation|patch|patches|code|module|modules|library|libraries|"
           "package|packages|test|tests|benchmark|benchmarks|script|scripts|tool|tools|section|"
           "sections|example|examples|documentation|docs|prototype|file|files|function|"
-          "functions")  # not 'book' or 'essay': a page may be the book ('Who wrote the book')
+          "functions|name|names|term")  # not 'book' or 'essay': a page may be the book ('Who
+# wrote the book'); 'name' and 'term': 'Who came up with the name "generator expressions"'
+# asks who coined it (the Acknowledgements say), not who wrote the proposal
 # ('Who proposed that the standard library's clients verify ...': 'that' before an article
 # starts what was proposed, not the thing written)
-_WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?!that\s+(?:the|a|an|its|their)\b)"
+_WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?:up\s+with\s+)?"
+                            rf"(?!that\s+(?:the|a|an|its|their)\b)"
                             rf"(?:(?:the|a|an|its|their|this|that)\s+)?"
                             rf"(?:[\w.'-]+\s+){{0,2}}?(?:{_PARTS})\b", re.I)
 # A name right after a writing verb ('Who wrote Heapy?')
