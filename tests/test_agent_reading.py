@@ -421,39 +421,41 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
     assert not any(c.placed for c in cands if c.text == "rat")
 
 
+def _candidate_texts(question: str, text: str, use_nlp: bool = False) -> set[str]:
+    return {c.text for c in read_for(analyze(question), text, ("d", "s"), lambda _w: 1.0,
+                                     use_nlp=use_nlp).candidates}
+
+
 def test_a_code_name_or_a_path_is_news_though_made_of_the_question_s_words() -> None:
     # 'NEXT_BUFFER' joins two of the question's words ('next', 'buffer'), and
     # '__definition_order__' two more ('defined', 'order'): the question writes neither name
-    q = analyze("Which opcode tells the unpickler to pull in the next buffer, and what "
-                "attribute records the order names were defined in?")
-    text = ("If the buffer is readonly, a ``NEXT_BUFFER`` opcode is appended to the stream. "
-            "That order is kept in the ``__definition_order__`` attribute of the class.")
-    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
-                                      use_nlp=False).candidates}
+    texts = _candidate_texts(
+        "Which opcode tells the unpickler to pull in the next buffer, and what attribute "
+        "records the order names were defined in?",
+        "If the buffer is readonly, a ``NEXT_BUFFER`` opcode is appended to the stream. "
+        "That order is kept in the ``__definition_order__`` attribute of the class.")
     assert {"NEXT_BUFFER", "__definition_order__"} <= texts, texts
     # ... a name the question writes is no news, and code names are not inflected:
     # 'os.fsencode()' is not 'os.fspath()'
-    q = analyze("When a bytes-only variant of os.fspath() was turned down, which os function "
-                "was said to offer similar functionality?")
-    text = ("This was rejected: ``os.fspath()`` stays, as ``os.fsencode()`` will provide "
-            "similar functionality.")
-    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
-                                      use_nlp=False).candidates}
+    texts = _candidate_texts(
+        "When a bytes-only variant of os.fspath() was turned down, which os function was "
+        "said to offer similar functionality?",
+        "This was rejected: ``os.fspath()`` stays, as ``os.fsencode()`` will provide "
+        "similar functionality.")
     assert "os.fsencode()" in texts and "os.fspath()" not in texts, texts
     # a longer word that starts the same is another word ('RecursionError' is news beside
     # 'RecursionOverflow'), an inflection is not ('techniques' for 'technique')
-    q = analyze("StackOverflow and RecursionOverflow would both subclass which exception?")
-    text = "Both StackOverflow and RecursionOverflow will be sub-classes of ``RecursionError``."
-    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
-                                      use_nlp=False).candidates}
+    texts = _candidate_texts(
+        "StackOverflow and RecursionOverflow would both subclass which exception?",
+        "Both StackOverflow and RecursionOverflow will be sub-classes of ``RecursionError``.")
     assert "RecursionError" in texts, texts
     assert _inflects("techniques", "technique") and _inflects("proposed", "proposal")
     assert not _inflects("recursionerror", "recursionoverflow")
     # a file's path written as code is a thing, an address is not
-    q = analyze("Which system file could a malicious package overwrite?")
-    text = ("A malicious package could overwrite ``/etc/shadow``, as "
-            "https://example.org/wiki/Shadow explains.")
-    texts = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    texts = _candidate_texts(
+        "Which system file could a malicious package overwrite?",
+        "A malicious package could overwrite ``/etc/shadow``, as "
+        "https://example.org/wiki/Shadow explains.", use_nlp=True)
     assert "/etc/shadow" in texts and not any("example" in t for t in texts), texts
 
 
