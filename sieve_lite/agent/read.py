@@ -37,8 +37,7 @@ from .lives import asked_fact, life_date, life_place
 from .pipeline import nlp
 from .places import is_demonym, lookup, nation
 from .question import MONTHS, STOPWORDS, Question, analyze
-from .roles import PERSON_NOUNS as _PERSON_NOUNS
-from .roles import PERSON_ROLES
+from .roles import PERSON_NOUNS, PERSON_ROLES
 
 MAX_SENTENCE_CHARS = 400       # a longer 'sentence' (a table, a code block) is cut
 SHOWN_SENTENCES = 4            # sentences the model is shown of one read
@@ -298,7 +297,7 @@ def _kind_weights(q: Question) -> dict[str, float]:
         return {"version": 1.0, "number": 0.6, "date": 0.2}
     # 'which context manager', 'what package manager', 'which text editor': software
     thing = t.head in ("manager", "editor") and bool(nouns & _SOFTWARE_QUALIFIERS)
-    if (nouns & _PERSON_NOUNS or t.head in _PERSON_ASKED) and not thing:
+    if (nouns & PERSON_NOUNS or t.head in _PERSON_ASKED) and not thing:
         return {"person": 1.0, "entity": 0.5, "phrase": 0.2}
     if nouns & {"month"}:
         return {"date": 1.0, "entity": 0.3}
@@ -537,6 +536,12 @@ def _inflects(word: str, other: str) -> bool:
 _CODE_TOKEN = re.compile(r"\w[_.]\w|\w\(\)")
 
 
+def _code_name(token: str) -> str:
+    """A code token as the question's and a candidate's are compared: case-folded, a call's
+    '()' left off ('os.fspath()' and 'os.fspath' are one name)."""
+    return token.casefold().removesuffix("()")
+
+
 def _said(q: Question) -> set[str]:
     """The question's words as it writes them: a code name is one word ('raw_input', so
     that 'input' is not a word of the question), stopwords left out."""
@@ -544,7 +549,7 @@ def _said(q: Question) -> set[str]:
     for tok in q.text.split():
         tok = tok.strip("?!,;:\"'()[]`").removesuffix("'s").removesuffix("’s")
         if _CODE_TOKEN.search(tok):
-            out.add(tok.casefold().removesuffix("()"))
+            out.add(_code_name(tok))
         else:
             out |= {w for w in words(tok) if w not in STOPWORDS}
     return out
@@ -608,16 +613,16 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             # made only of the question's words ('techniques' for 'What technique'): no
             # answer; a quantity of more than one word is news even in common words ('two
             # years': both are search stopwords)
+            if not ws or len(ws) > MAX_CANDIDATE_WORDS:
+                continue
             common = STOPWORDS if len(ws) == 1 or kind not in ("number", "date") else ()
             # ... but a code name joined from them is news when the question does not write
             # it ('NEXT_BUFFER' for 'which opcode ... the next buffer'): compared whole
             # ('os.fsencode()' is not 'os.fspath()': code names are not inflected); a name of
             # one word and stopwords ('__all__', 'abi3t.so' for 'the abi3t tag') is not news
-            if kind == "code" and _CODE_TOKEN.search(text) and \
-                    sum(w not in STOPWORDS for w in ws) >= 2:
-                if text.casefold().removesuffix("()") in asked:
-                    continue
-            elif not ws or len(ws) > MAX_CANDIDATE_WORDS or all(
+            joined = kind == "code" and bool(_CODE_TOKEN.search(text)) and \
+                sum(w not in STOPWORDS for w in ws) >= 2
+            if _code_name(text) in asked if joined else all(
                     w in common or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
             # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),
