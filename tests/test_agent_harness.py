@@ -314,6 +314,11 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
               "When was the abstract base classes proposal put forward?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] == 2, q
     assert keyed_lines(idx, "Who drew up the abstract base classes proposal?", STOPWORDS)[0] == 2
+    # starting the document is writing it; a phase that starts is not
+    assert keyed_lines(idx, "Talin started the abstract base classes PEP on what date?",
+                       STOPWORDS)[0] == 2
+    assert keyed_lines(idx, "On what date did the abstract base classes beta phase start?",
+                       STOPWORDS)[0] < 2
     assert keyed_lines(idx, "Who pushed the abstract base classes button?", STOPWORDS)[0] < 2
     # 'Which core developer sponsored ...' asks a person, as 'who' does
     sponsored = SpanIndex([Source("PEP: 604\nAuthor: Philippe PRADOS, Maggie Moss\n"
@@ -362,8 +367,17 @@ def test_a_key_that_qualifies_the_asked_noun_otherwise_does_not_answer() -> None
     assert keyed_lines(idx, "What content type should a client ask for to get the JSON "
                             "flavour of the simple API?", STOPWORDS)[0] < 2
     for q in ("What PEP type is the JSON simple API?", "What type of PEP is the JSON API one?",
-              "What is the current status of the JSON simple API proposal?"):
+              "What is the current status of the JSON simple API proposal?",
+              # a word that names the line itself, or '-wise' after the noun asked
+              "The JSON simple API PEP: what's its Type header?",
+              "Where did the JSON simple API proposal end up, status-wise?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] == 3, q
+    # 'the creation date' is the 'Created:' line, whose value is a date
+    created = SpanIndex([Source("PEP: 392\nTitle: Python 3.2 Release Schedule\n"
+                                "Created: 30-Dec-2009", ("pep-0392", "infobox"))])
+    score, values, _ = keyed_lines(created, "What's the creation date on the Python 3.2 "
+                                   "release schedule?", STOPWORDS)
+    assert score == 3 and values == {"30-Dec-2009"}
     # ... a key of two words is not bare, whatever chunk of it names the noun
     assert keyed_lines(rfc, "What is the tracking issue for the sparse index in the Rust "
                             "repository?", STOPWORDS)[0] == 3

@@ -668,10 +668,16 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         # ever get accepted?', 'What is the state of the proposal?' and 'Is it still a
         # draft?'
         kind, nouns = "what", ["status"]
+    wise = _WISE.search(clause)
+    if wise and kind in ("what", "where", "why", "yesno") and not nouns:
+        # 'Where did it end up, status-wise?' asks its status; 'date-wise' a date
+        noun = wise.group(1).lower()
+        kind, nouns = ("when" if noun in ("date", "year", "time") else "what"), [noun]
     return Target(kind, frozenset(nouns), nouns[-1] if nouns else "",
                   bool(_ASKS_KIND.search(text)), counted)
 
 
+_WISE = re.compile(r"\b([A-Za-z]{3,})-wise\b")
 _ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 # How people ask where a proposal ended up, beyond 'what became of' (over folded words)
 _FATE = re.compile(r"\bwhere\s+(?:does|do|did|is|was|has|have)\b.{0,80}\bstands?\b|"

@@ -224,11 +224,15 @@ _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored
 # Phrases of making a proposal one's own that no single word of ``_WRITING`` says: 'put
 # together', 'put forward', 'drew up', 'pushed for', 'championed', 'Whose idea was ...', and
 # 'file' before a determiner ('When did Daniel Stutzbach file his proposal': 'file' is a noun
-# more often than not)
+# more often than not), and starting one ('Larry Hastings started the Python 3.4 release
+# schedule PEP'; 'When did the beta phase start' is not)
 _MADE_IT = re.compile(r"\b(?:put|puts|putting)\s+(?:together|forward)\b|\bpush(?:ed|es)?\s+for\b|"
                       r"\b(?:draw|draws|drew|drawn)\s+up\b|"
                       r"\bchampion(?:ed|s)?\b|\bwhose\s+idea\b|"
-                      r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b", re.I)
+                      r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b|"
+                      r"\b(?:start(?:ed|s)?|began|begun|kick(?:ed|s)?\s+off)\s+(?:the|this|that|"
+                      r"his|her|their|its|a|an)\s+(?:[\w.-]+\s+){0,6}?(?:pep|rfc|proposal|"
+                      r"document|draft)\b", re.I)
 _ROLES = ("author", "authors", "by", "owner", "editor", "writer", "sponsor",
           "delegate", "manager", "maintainer", "contact", "lead", "chair", "founder",
           "director", "inventor", "designer")
@@ -290,12 +294,19 @@ def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], val
         return False
     key = _stems(key_words)
     theirs, ours = key - nouns - asked, nouns - key
+    # ... nor do the words that name the line itself ('its Type header', 'the Status
+    # field') or the kind of its value ('the creation date' of 'Created: 30-Dec-2009')
+    ours -= _stems(_LINE_NOUNS)
+    if _DATE.search(value):
+        ours -= {"date"}
     if len(whole) == 1:
         ours -= _stems((*_PLAIN_QUALIFIERS, *_DOCUMENT_NOUNS, *([kind] if kind else [])))
         return bool(ours and not ours & _stems(words(value)))
     return bool(theirs and ours and not ours & _stems(words(value)))
 
 
+# Words a question calls a header line by ('What is its Type header?')
+_LINE_NOUNS = ("header", "headers", "field", "fields", "line", "entry", "metadata")
 # Words that qualify a noun without making it another thing ('the current status'): plain
 # adjectives of time and standing
 _PLAIN_QUALIFIERS = ("current", "final", "official", "exact", "original", "latest",
