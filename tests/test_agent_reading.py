@@ -76,6 +76,8 @@ DATA = Path(__file__).resolve().parent / "data"
     ("Where was the father of Sehzade Murad born?", "where", set()),
     ("Is PEP 8 still active?", "yesno", set()),
     ("Was Ausaf Ali or Steven Perry born first?", "choice", set()),
+    # '-wise' after a noun asks for it
+    ("Where did the frozen mapping proposal end up, status-wise?", "what", {"status"}),
 ])
 def test_what_a_question_asks(question: str, kind: str, nouns: set) -> None:
     target = analyze(question).target
@@ -128,6 +130,9 @@ def test_a_count_names_the_noun_it_counts() -> None:
     # 'the title of' a film asks for a film; 'the title of PEP 8' stays a title
     ("What is the title of the 1999 drama film that starred Ada Brill?", "film"),
     ("What is the title of PEP 8?", "title"),
+    # a pronoun asked for stands for the first thing the question introduced
+    ("PEP 550 notes a popular framework that depends on greenlet. Which one?", "framework"),
+    ("The namespace PEP has a term for a set of files in one directory. What is it?", "term"),
 ])
 def test_the_noun_a_question_asks_for(question: str, head: str) -> None:
     assert analyze(question).target.head == head
@@ -182,6 +187,36 @@ def test_sentences_blocks_lists_and_abbreviations() -> None:
     assert got[0] == "Limit all lines to a maximum of 79 characters."
     assert got[2] == "Some teams prefer longer lines, e.g. up to 99 characters."
     assert got[-2:] == ["- the first item", "- the second item"]
+
+
+DEFINITIONS = """The JSON has the following schema.
+
+build_command
+    A mandatory key, this is a list of format strings. If using flit it might be::
+
+        build_command: ["flit"]
+        bootstrap: ["flit"]
+
+| ``hexdigest()``
+
+   Return the hash as hexadecimal digits.  Lowercase letters are used.
+
+    An indented paragraph of prose
+    that wraps. It says more.
+"""
+
+
+def test_sentences_a_definition_lists_term_starts_its_definition() -> None:
+    """A term over its indented definition ('build_command' over 'A mandatory key, ...')
+    starts the definition's first sentence, in one block or two; a literal block after '::'
+    stays line by line, and an indented paragraph is prose."""
+    got = split_sentences(DEFINITIONS)
+    assert "build_command: A mandatory key, this is a list of format strings." in got
+    assert 'build_command: ["flit"]' in got and 'bootstrap: ["flit"]' in got
+    assert "``hexdigest()``: Return the hash as hexadecimal digits." in got
+    assert "Lowercase letters are used." in got
+    assert "An indented paragraph of prose that wraps." in got
+    assert "build_command" not in got and "| ``hexdigest()``" not in got
 
 
 def test_candidates_are_typed_and_never_the_questions_words() -> None:
@@ -415,6 +450,14 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
             "name ``get_loader()``, which is used as follows.")
     got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
     assert got["get_loader()"].placed and not got["imp.load_module()"].placed
+    # 'The term portion refers to ...' names the term asked for
+    q = analyze("The namespace package PEP has a term for a set of files in one directory "
+                "that contribute to a namespace package. What is it?")
+    said = ("The term distribution refers to separately installable sets of modules. The "
+            "term portion refers to a set of files in a single directory that contribute to "
+            "a namespace package.")
+    top = read_for(q, said, None, lambda _w: 1.0).candidates[0]
+    assert (top.text, top.placed) == ("portion", True)
     # ... but 'called' says nothing when no name is asked
     q = analyze("Which operators might be allowed for rational numbers?")
     cands = read_for(q, text, None, lambda _w: 1.0).candidates

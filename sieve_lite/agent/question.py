@@ -668,6 +668,18 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         # ever get accepted?', 'What is the state of the proposal?' and 'Is it still a
         # draft?'
         kind, nouns = "what", ["status"]
+    if kind == "what" and nouns and set(nouns) <= _PRONOUN_HEADS and clause != text:
+        # 'PEP 550 notes a popular framework that depends on greenlet. Which one?' asks for
+        # a framework: the pronoun stands for the first thing the question introduces ('a
+        # term for a set of files ... What is it?' -> term)
+        before = _words(text[:text.rfind(clause)])
+        at = next((i for i, w in enumerate(before) if w in ("a", "an")), -1)
+        if at >= 0:
+            run = _noun_run(before[at + 1:], [], [], low)
+            if len(run) == 2 and run[1] in _ADVERBS:
+                run = run[:1]
+            if run:
+                nouns = run[-2:] if len(run) <= 2 else run[-1:]
     wise = _WISE.search(clause)
     if wise and kind in ("what", "where", "why", "yesno") and not nouns:
         # 'Where did it end up, status-wise?' asks its status; 'date-wise' a date
@@ -677,6 +689,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                   bool(_ASKS_KIND.search(text)), counted)
 
 
+_PRONOUN_HEADS = frozenset({"one", "ones", "it", "they", "them", "that", "this", "those"})
 _WISE = re.compile(r"\b([A-Za-z]{3,})-wise\b")
 _ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 # How people ask where a proposal ended up, beyond 'what became of' (over folded words)

@@ -125,7 +125,8 @@ CODE_NOUNS = frozenset({
     "package", "library", "protocol", "hook", "environment", "value", "string",
     "literal", "expression", "extension", "opcode", "instruction", "format", "encoding",
     "file", "header", "directive", "tag", "marker", "trait", "crate", "lint",
-    "feature", "API", "api", "call", "object", "abbreviation", "word", "term",
+    "feature", "API", "api", "call", "object", "abbreviation", "word", "term", "key",
+    "setting",
 })
 
 # Words before 'manager' or 'editor' that make it software, not a person
@@ -201,10 +202,28 @@ def split_sentences(text: str) -> list[str]:
     each line apart; other blocks are joined and cut at sentence ends (not after an
     abbreviation or an initial). Overlong pieces are cut at ``MAX_SENTENCE_CHARS``."""
     out: list[str] = []
-    for block in re.split(r"\n\s*\n", text):
-        lines = [ln for ln in block.split("\n") if ln.strip()]
-        if not lines:
+    blocks = [[ln for ln in b.split("\n") if ln.strip()] for b in re.split(r"\n\s*\n", text)]
+    blocks = [b for b in blocks if b]
+    literal = False  # the block before introduced a literal block ('::', a directive)
+    term = ""        # a definition list's term, said in its definition's first sentence
+    for n, lines in enumerate(blocks):
+        after_literal, literal = literal, bool(
+            lines[-1].rstrip().endswith("::") or re.match(r"\s*\.\. ", lines[0]))
+        indented = [bool(re.match(r"\s", ln)) for ln in lines]
+        if after_literal and all(indented):
+            pass  # a literal block: code, line by line
+        elif len(lines) > 1 and not indented[0] and all(indented[1:]) and _is_term(lines[0]):
+            # a definition list item ('build_command' over its indented definition 'A
+            # mandatory key, ...'): the term starts the definition's first sentence
+            term, lines = _term(lines[0]), [ln.strip() for ln in lines[1:]]
+        elif len(lines) == 1 and _is_term(lines[0]) and n + 1 < len(blocks) and \
+                re.match(r"\s", blocks[n + 1][0]) and not literal:
+            # ... or a term of its own block ('| ``hexdigest()``') over an indented one
+            term = _term(lines[0])
             continue
+        elif all(indented) and not any(_LIST_LINE.match(ln) or ln.lstrip().startswith(
+                (">>>", "...")) for ln in lines):
+            lines = [ln.strip() for ln in lines]  # a definition's body, a block quote: prose
         if any(_LIST_LINE.match(ln) or _CODE_LINE.match(ln) for ln in lines) or \
                 all(re.match(r"\s*[\w][\w .-]{0,40}:\s", ln) for ln in lines):
             pieces: list[str] = []
@@ -223,6 +242,9 @@ def split_sentences(text: str) -> list[str]:
                     pieces[-1] += " " + part
                 else:
                     pieces.append(part)
+        if term:
+            pieces[0] = f"{term}: {pieces[0].strip()}"
+            term = ""
         for p in pieces:
             p = " ".join(p.split())
             while len(p) > MAX_SENTENCE_CHARS:
@@ -233,6 +255,17 @@ def split_sentences(text: str) -> list[str]:
             if p and any(ch.isalnum() for ch in p):
                 out.append(p)
     return out
+
+
+def _is_term(line: str) -> bool:
+    """Whether a line can be a definition list's term: a few words, no sentence."""
+    t = line.strip().lstrip("|").strip()
+    return bool(t) and len(t.split()) <= 6 and not t.endswith(("::", ".", ",", ";", ":")) \
+        and not _LIST_LINE.match(t) and not _CODE_LINE.match(line) and t[:1] not in "+=-~^#*"
+
+
+def _term(line: str) -> str:
+    return line.strip().lstrip("|").strip()
 
 
 def _stems(text: str) -> set[str]:
@@ -721,7 +754,7 @@ def _names_the_noun(q: Question, after: str) -> bool:
 
 _NAME_NOUNS = frozenset({"name", "names", "term", "word", "alias", "nickname", "spelling"})
 _CALLED = re.compile(r"\b(?:called|named|dubbed|renamed(?:\s+to)?|(?:known|referred\s+to)\s+as|"
-                     r"(?:under|by|with)\s+the\s+name)"
+                     r"(?:under|by|with)\s+the\s+name|the\s+term)"
                      r"(?:\s+(?:the|a|an))?[\s`'\"*“‘]*$", re.I)
 _EXAMPLE_OF = re.compile(r"([\w-]+)\s+(?:like|such\s+as|namely|e\.g\.,?|including)[\s`'\"*“‘]*$",
                          re.I)
@@ -731,8 +764,8 @@ def _named_after(q: Question, before: str, kind: str) -> bool:
     """Whether the text right before a span says the span is the thing asked, by name: the
     noun asked then 'like' or 'such as' ('an extensible allocator like mimalloc' for
     'which extensible allocator'), or, when a name is asked ('what shorter name', 'what
-    was it called') or code, 'called', 'named' or 'under the name' ('should be called
-    rat')."""
+    was it called') or code, 'called', 'named', 'under the name' or 'the term' ('should be
+    called rat', 'The term portion refers to ...')."""
     t = q.target
     if t.kind != "what" or t.asks_kind or len(t.head) < 3:
         return False
