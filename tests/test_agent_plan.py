@@ -57,6 +57,12 @@ def test_a_name_is_an_author_clause_only_when_the_index_holds_it(dbs: dict) -> N
         assert "author" not in kinds and "date" in kinds
         found = clauses(c, "Which PEP did Jelle Zijlstra write?")
         assert [cl.bql for cl in found if cl.kind == "author"] == ['"jelle zijlstra"[author]']
+        # a lone surname said right before the writing verb, when the index holds it
+        found = clauses(c, "When Zijlstra proposed governance changes, what was the title?")
+        assert [cl.bql for cl in found if cl.kind == "author"] == ["zijlstra[author]"]
+        for q in ("When Monty proposed governance changes, what was the title?",
+                  "When was the PEP that records the Zen of Python created?"):
+            assert not [cl for cl in clauses(c, q) if cl.kind == "author"], q
 
 
 def test_document_numbers_become_identifier_clauses(dbs: dict) -> None:

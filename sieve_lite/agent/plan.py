@@ -163,7 +163,7 @@ def clauses(coll: Any, question: str | Question) -> list[Clause]:
         # 'by Ka-Ping Yee'): a name it merely mentions may be anyone the text talks about
         for name in q.authors:
             ws = words(name)
-            if len(ws) < 2 or any(w.isdigit() for w in ws) or " ".join(ws) in taken:
+            if not ws or any(w.isdigit() for w in ws) or " ".join(ws) in taken:
                 continue
             if all(w in STOPWORDS for w in ws):
                 continue

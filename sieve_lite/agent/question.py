@@ -178,7 +178,7 @@ def _analyze(text: str) -> Question:
     quotes = tuple(next(g for g in m.groups() if g) for m in _QUOTED.finditer(text))
     return Question(
         text=text, words=ws, content=content, names=found_names,
-        people=tuple(people), authors=tuple(p for p in people if _authored(text, p)),
+        people=tuple(people), authors=_authors(text, people, found_names),
         quotes=quotes,
         title_cues=tuple(m.group(1) for m in _TITLE_CUE.finditer(text)),
         docnums=_docnums(text),
@@ -343,6 +343,21 @@ def _keywords(text: str) -> list[str]:
         if codey or cap or (tok.isupper() and len(tok) > 1):
             out.extend(w for w in _words(tok) if w not in STOPWORDS)
     return list(dict.fromkeys(out))
+
+
+def _authors(text: str, people: list[str], found: tuple[str, ...]) -> tuple[str, ...]:
+    """The names the question says wrote the document: a person's, or a lone surname
+    ('When Dubner proposed ...', "Stein's PEP"; the planner keeps it only when the index
+    holds it among authors) that does not open the question."""
+    low = " ".join(text.lower().split())
+    # ... said right before the verb or as the owner of the document, not after 'of' ('the
+    # Zen of Python created') or as 'by Python tooling'
+    lone = [n for n in found if len(n.split()) == 1 and len(n) >= 3 and n[:1].isupper()
+            and not n.isupper() and n.lower() not in STOPWORDS and n.lower() not in MONTHS
+            and not text.startswith(n) and not any(n in p.split() for p in people)
+            and re.search(rf"(?<!\bof )\b{re.escape(n.lower())}(?:\s+{_WRITING}|['’]s\s+"
+                          rf"(?:[\w-]+\s+){{0,3}}{_DOC_NOUNS})\b", low)]
+    return (*(p for p in people if _authored(text, p)), *lone)
 
 
 def _person_names(runs: tuple[str, ...]) -> list[str]:
