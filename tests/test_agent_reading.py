@@ -450,14 +450,6 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
             "name ``get_loader()``, which is used as follows.")
     got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
     assert got["get_loader()"].placed and not got["imp.load_module()"].placed
-    # 'The term portion refers to ...' names the term asked for
-    q = analyze("The namespace package PEP has a term for a set of files in one directory "
-                "that contribute to a namespace package. What is it?")
-    said = ("The term distribution refers to separately installable sets of modules. The "
-            "term portion refers to a set of files in a single directory that contribute to "
-            "a namespace package.")
-    top = read_for(q, said, None, lambda _w: 1.0).candidates[0]
-    assert (top.text, top.placed) == ("portion", True)
     # ... but 'called' says nothing when no name is asked
     q = analyze("Which operators might be allowed for rational numbers?")
     cands = read_for(q, text, None, lambda _w: 1.0).candidates

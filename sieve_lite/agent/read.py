@@ -125,8 +125,7 @@ CODE_NOUNS = frozenset({
     "package", "library", "protocol", "hook", "environment", "value", "string",
     "literal", "expression", "extension", "opcode", "instruction", "format", "encoding",
     "file", "header", "directive", "tag", "marker", "trait", "crate", "lint",
-    "feature", "API", "api", "call", "object", "abbreviation", "word", "term", "key",
-    "setting",
+    "feature", "API", "api", "call", "object", "abbreviation", "word", "term",
 })
 
 # Words before 'manager' or 'editor' that make it software, not a person
@@ -754,7 +753,7 @@ def _names_the_noun(q: Question, after: str) -> bool:
 
 _NAME_NOUNS = frozenset({"name", "names", "term", "word", "alias", "nickname", "spelling"})
 _CALLED = re.compile(r"\b(?:called|named|dubbed|renamed(?:\s+to)?|(?:known|referred\s+to)\s+as|"
-                     r"(?:under|by|with)\s+the\s+name|the\s+term)"
+                     r"(?:under|by|with)\s+the\s+name)"
                      r"(?:\s+(?:the|a|an))?[\s`'\"*“‘]*$", re.I)
 _EXAMPLE_OF = re.compile(r"([\w-]+)\s+(?:like|such\s+as|namely|e\.g\.,?|including)[\s`'\"*“‘]*$",
                          re.I)
@@ -764,8 +763,8 @@ def _named_after(q: Question, before: str, kind: str) -> bool:
     """Whether the text right before a span says the span is the thing asked, by name: the
     noun asked then 'like' or 'such as' ('an extensible allocator like mimalloc' for
     'which extensible allocator'), or, when a name is asked ('what shorter name', 'what
-    was it called') or code, 'called', 'named', 'under the name' or 'the term' ('should be
-    called rat', 'The term portion refers to ...')."""
+    was it called') or code, 'called', 'named' or 'under the name' ('should be called
+    rat')."""
     t = q.target
     if t.kind != "what" or t.asks_kind or len(t.head) < 3:
         return False
