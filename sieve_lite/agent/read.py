@@ -199,7 +199,10 @@ def _joined(sentences: Sequence[Sentence]) -> str:
 def split_sentences(text: str) -> list[str]:
     """The sentences of a read: blocks at blank lines; a block of list or code lines keeps
     each line apart; other blocks are joined and cut at sentence ends (not after an
-    abbreviation or an initial). Overlong pieces are cut at ``MAX_SENTENCE_CHARS``."""
+    abbreviation or an initial). An indented block is code only after '::' or a directive
+    (else a definition's body or a quote: prose), and a definition list's term starts its
+    definition's first sentence ('build_command: A mandatory key, ...'). Overlong pieces are
+    cut at ``MAX_SENTENCE_CHARS``."""
     out: list[str] = []
     blocks = [[ln for ln in b.split("\n") if ln.strip()] for b in re.split(r"\n\s*\n", text)]
     blocks = [b for b in blocks if b]
