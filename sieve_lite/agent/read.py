@@ -259,15 +259,16 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+def _term(line: str) -> str:
+    """A definition list's term as written on its line ('| ``hexdigest()``' -> the code)."""
+    return line.strip().lstrip("|").strip()
+
+
 def _is_term(line: str) -> bool:
     """Whether a line can be a definition list's term: a few words, no sentence."""
-    t = line.strip().lstrip("|").strip()
+    t = _term(line)
     return bool(t) and len(t.split()) <= 6 and not t.endswith(("::", ".", ",", ";", ":")) \
         and not _LIST_LINE.match(t) and not _CODE_LINE.match(line) and t[:1] not in "+=-~^#*"
-
-
-def _term(line: str) -> str:
-    return line.strip().lstrip("|").strip()
 
 
 def _stems(text: str) -> set[str]:
