@@ -349,6 +349,15 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
     assert got["27"].prior >= 0.5
 
 
+def test_what_month_is_a_months_name_not_a_span_of_months() -> None:
+    q = analyze("In what month do the annual core dev sprints typically happen?")
+    got = {c.text: c for c in read_for(q, "While the release cadence is nominally 18-24 "
+                                       "months, it complicates alignment with the now-annual "
+                                       "core development sprints (typically in September).",
+                                       ("d", "s"), lambda _w: 1.0).candidates}
+    assert got["September"].prior > 0.5 > got["18-24 months"].prior
+
+
 def test_a_count_with_the_unit_asked_is_not_a_repeat_of_the_question() -> None:
     """'How many bytes ...' is answered by '8 bytes': the unit is the thing counted, so the
     candidate keeps its full prior; a span that repeats another word of the question still
@@ -437,6 +446,13 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
             "extensible allocator like mimalloc. The global allocators would stay.")
     top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
     assert (top.text, top.placed) == ("mimalloc", True)
+    # ... a bare word too ('frameworks like gevent': the tagger calls 'gevent' no name)
+    q = analyze("The PEP notes a popular framework that depends on greenlet even though "
+                "greenlet isn't in CPython. Which one?")
+    text = ("Greenlets are a different implementation of coroutines, and popular "
+            "frameworks like gevent rely on greenlets. The behaviour of greenlets differs.")
+    got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["gevent"].placed
     # 'what shorter name' and 'should be called rat': a name asked, said after 'called'
     q = analyze("What shorter name was floated for the proposed rational number type?")
     text = ("Maybe the type should be called rat instead of rational. Should ``shift`` and "

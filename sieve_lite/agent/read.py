@@ -421,6 +421,10 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
         if not _RELATIVE.search(text) and not _says_unit(text, _SIZE_UNITS):
             return min(w, 0.3)
         return max(w, weights.get("number", 0.0))
+    if kind in ("number", "date") and q.target.head == "month" and q.target.kind != "number" \
+            and not any(x in MONTHS for x in words(text)):
+        # 'in what month' is answered by a month's name, not a span of months ('18-24 months')
+        return min(w, 0.3)
     if kind in ("number", "version", "date") and _HOW_LONG.search(q.text):
         if not _says_unit(text, _LENGTH_UNITS):
             return min(w, 0.3)
@@ -777,7 +781,7 @@ def _named_after(q: Question, before: str, kind: str) -> bool:
         return t.head in _NAME_NOUNS or t.head in CODE_NOUNS or \
             bool({"called", "named"} & set(q.words))
     m = _EXAMPLE_OF.search(before[-60:])
-    return bool(m) and kind != "word" and _inflects(m.group(1).lower(), t.head)
+    return bool(m) and _inflects(m.group(1).lower(), t.head)
 
 
 def _named_as_asked(q: Question, cands: Iterable[Candidate]) -> list[Candidate]:
