@@ -436,6 +436,30 @@ def test_sections_rank_by_the_sentence_that_says_most_of_the_question(tmp_path: 
         assert tools.rank_sections("pep-0999", names)[0] == "Open Questions"
 
 
+TWINS = {"id": "pep-0997", "title": "Frobnicator Locks", "date": "2015-01-01",
+         "author": ["Ann Writer"], "infobox": [["Author", "Ann Writer"]],
+         "sections": [
+             {"heading": "Discussion", "text": "The frobnicator was settled in May. The lock "
+              "was too. The frobnicator was tested. The lock was tested."},
+             {"heading": "Acceptance", "text": "The frobnicator lock was settled in June."}]}
+
+
+def test_between_equal_sections_the_one_whose_heading_the_question_says_leads(
+        tmp_path: Path) -> None:
+    """'accept' says the heading 'Acceptance' (first five letters): a tie-break between
+    sections the question's words match alike (one first by its passage, the other by its
+    best sentence)."""
+    with sieve_lite.open(build_db(tmp_path / "twins.db", [TWINS])) as c:
+        tools = CollectionTools(c)
+        names = tools.sections("pep-0997")
+        tools.focus = ["frobnicator", "lock", "accepted"]
+        tools.question_text = "When was the frobnicator lock accepted?"
+        assert tools.rank_sections("pep-0997", names)[0] == "Acceptance"
+        tools.focus = ["frobnicator", "lock", "finished"]
+        tools.question_text = "When was the frobnicator lock finished?"
+        assert tools.rank_sections("pep-0997", names)[0] == "Discussion"
+
+
 QUESTIONS = [
     # (question, kind, nouns)
     ("Who is the author of PEP 557?", "who", set()),
