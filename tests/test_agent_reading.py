@@ -133,6 +133,15 @@ def test_a_count_names_the_noun_it_counts() -> None:
     # a pronoun asked for stands for the first thing the question introduced
     ("PEP 550 notes a popular framework that depends on greenlet. Which one?", "framework"),
     ("The namespace PEP has a term for a set of files in one directory. What is it?", "term"),
+    ("The web PEP suggests one brand new module for FastCGI. What is it called?", "module"),
+    # ... and 'one' for one of several, in the same sentence too
+    ("The idea adds two opcodes; which one removes the link between a name and a slot?",
+     "opcodes"),
+    ("If a project's file lists several environments, which one should tools treat as the "
+     "default?", "environments"),
+    # 'What would X be called?' asks for X's name, X ending where a participle starts
+    ("What would the new module holding bind_all() be called?", "module"),
+    ("What must a Python lock file be named when it has no name of its own?", "file"),
 ])
 def test_the_noun_a_question_asks_for(question: str, head: str) -> None:
     assert analyze(question).target.head == head

@@ -609,7 +609,7 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
     low = text.lower()
     if options:
         return Target("choice", frozenset())
-    kind, nouns, counted = "", [], ""
+    kind, nouns, counted, asked_at = "", [], "", 0
     for i, w in enumerate(q):
         if _relative(q, i):
             continue
@@ -628,11 +628,13 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         elif w == "how":
             kind = "why"  # 'how does X work': a way, not a span
         elif w in ("what", "which"):
-            kind = "what"
+            kind, asked_at = "what", i
             # the words right after it, up to a function word: 'What type of PEP' -> type
             rest = q[i + 1:]
-            while rest and rest[0] in ("is", "s", "was", "are", "were", "the", "a", "an",
-                                       "its", "their", "that", "this", "other", "another"):
+            # 'What would the new module ... be called?' asks for the module's name
+            called = bool(_BE_CALLED.search(clause))
+            skip = _SKIPPED + _MODALS if called else _SKIPPED
+            while rest and rest[0] in skip:
                 rest = rest[1:]  # 'What is (What's) the status of ...' -> status
             if len(rest) > 2 and rest[0] in ("kind", "sort", "kinds", "sorts") \
                     and rest[1] == "of" and rest[2] not in _DOC_KINDS:
@@ -651,6 +653,12 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             run = _noun_run(rest, cased[off:] if cased else [], tags[off:] if tags else [], low)
             if len(run) == 2 and run[1] in _ADVERBS:
                 run = run[:1]
+            if called and tags:
+                # '... the new module holding bind_all() be called': the thing named ends
+                # where a participle starts what is said of it
+                cut = next((j for j, t in enumerate(tags[off:off + len(run)])
+                            if j and t in ("VBG", "VBN")), len(run))
+                run = run[:cut]
             # 'What county shares a border ...': a word before an article is a verb
             if len(run) == 2 and rest[2:3] and rest[2] in ("a", "an", "the", "its", "his",
                                                           "her", "their"):
@@ -683,12 +691,18 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         # ever get accepted?', 'What is the state of the proposal?' and 'Is it still a
         # draft?'
         kind, nouns = "what", ["status"]
-    if kind == "what" and nouns and set(nouns) <= _PRONOUN_HEADS and clause != text:
+    if kind == "what" and nouns and set(nouns) <= _PRONOUN_HEADS:
         # 'PEP 550 notes a popular framework that depends on greenlet. Which one?' asks for
         # a framework: the pronoun stands for the first thing the question introduces ('a
-        # term for a set of files ... What is it?' -> term)
-        before = _words(text[:text.rfind(clause)])
-        at = next((i for i, w in enumerate(before) if w in ("a", "an")), -1)
+        # term for a set of files ... What is it?' -> term, 'one brand new module ... What
+        # is it called?' -> module); 'one' for one of several ('adds two opcodes; which
+        # one ...' -> opcodes)
+        before = _words(text[:text.rfind(clause)]) + q[:asked_at]
+        at = -1
+        if set(nouns) <= {"one", "ones"}:
+            at = max((i for i, w in enumerate(before) if w in _SEVERAL), default=-1)
+        if at < 0:
+            at = next((i for i, w in enumerate(before) if w in ("a", "an", "one")), -1)
         if at >= 0:
             run = _noun_run(before[at + 1:], [], [], low)
             if len(run) == 2 and run[1] in _ADVERBS:
@@ -705,6 +719,12 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
 
 
 _PRONOUN_HEADS = frozenset({"one", "ones", "it", "they", "them", "that", "this", "those"})
+_SEVERAL = frozenset({"two", "three", "four", "five", "six", "several", "multiple", "both"})
+# skipped right after 'what' / 'which' on the way to the noun asked for
+_SKIPPED = ("is", "s", "was", "are", "were", "the", "a", "an", "its", "their", "that", "this",
+            "other", "another")
+_MODALS = ("would", "will", "might", "should", "could", "must", "shall", "can", "may")
+_BE_CALLED = re.compile(r"\bbe\s+(?:called|named)\b", re.I)
 _WISE = re.compile(r"\b([A-Za-z]{3,})-wise\b")
 _ASKS_KIND = re.compile(r"\b(?:kind|type|sort)s?\s+of\b", re.I)
 # How people ask where a proposal ended up, beyond 'what became of' (over folded words)
