@@ -1877,3 +1877,21 @@ def test_a_read_s_likeliest_candidate_with_a_page_of_its_own_is_read_next(
              if s.action is not None and s.action.kind == "fetch"]
     assert [d for d, _ in reads][:2] == ["Orla Brandt", "Brightwell Foods"], ep.steps
     assert "'Brightwell Foods', has a document of its own" in reads[1][1]
+
+
+def test_a_code_name_said_as_the_thing_asked_is_news_though_joined_from_its_words() -> None:
+    # the question has 'external', 'hosting' and 'JSON', not the file's name: the text says
+    # 'the EXTERNAL-HOSTING.json file', the thing asked, so the name is an answer
+    q = analyze("For external wheel hosting, what JSON file gets added to the archive?")
+    text = ("When a wheel is converted for hosting elsewhere, the EXTERNAL-HOSTING.json file "
+            "is added to the archive. The rest of the wheel stays.")
+    reading = read_for(q, text, ("d", "s"), lambda _w: 1.0)
+    got = choose(_Prefers("EXTERNAL-HOSTING.json"), q, [reading], "likelihood", "sieve")
+    assert got.answer is not None and got.answer.text == "EXTERNAL-HOSTING.json"
+    # ... but a name joined from the question's words that is not said as the thing asked
+    # only repeats them ('typing.Final' for '... settled on Final ... which other name')
+    q = analyze("Before typing settled on Final for names, which other name was considered?")
+    text = "The typing.Final qualifier was adopted in the end. Const was considered too."
+    reading = read_for(q, text, ("d", "s"), lambda _w: 1.0)
+    got = choose(_Prefers("typing.Final"), q, [reading], "likelihood", "sieve")
+    assert got.answer is None and "only repeats" in got.why

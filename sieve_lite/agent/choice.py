@@ -33,7 +33,7 @@ from typing import Any
 from ..words import words
 from .queries import unqualified
 from .question import Question, analyze
-from .read import Candidate
+from .read import Candidate, written_whole
 
 OFFERED = 14           # candidates the model chooses among (more found the answer more often
 #                        than fewer: 38 against 29 of 49 gold sections held it, bench/read.py)
@@ -338,7 +338,12 @@ def choose(backbone: Any, q: Question | str, readings: Sequence[Any], method: st
         got = by_grammar(backbone, q, text, cands, mode, relax_covered=not hop)
     if got.answer is not None:
         why = type_mismatch(got.answer.text, q.text, titles)
-        if not why and not says_more(got.answer.text, q.text):
+        # ... but a code name the text says as the thing asked ('the EXTERNAL-HOSTING.json
+        # file' for 'what JSON file ... external wheel hosting') is news when the question
+        # only has the words it is joined from
+        c = got.answer
+        joined = c.placed and c.kind == "code" and not written_whole(q, c.text)
+        if not why and not joined and not says_more(c.text, q.text):
             why = f"the answer {got.answer.text!r} only repeats words of the question"
         if why:
             got.answer, got.why = None, why

@@ -595,6 +595,12 @@ def _said(q: Question) -> set[str]:
     return out
 
 
+def written_whole(q: Question, text: str) -> bool:
+    """Whether the question writes the code name ``text`` as one word ('raw_input'), not
+    only the words it is joined from ('external hosting' for 'EXTERNAL-HOSTING.json')."""
+    return _code_name(text) in _said(q)
+
+
 def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str] | None,
                      use_nlp: bool = True, top: int = CANDIDATE_SENTENCES) -> list[Candidate]:
     """Candidates from the best ``top`` sentences, best first. The prior of a candidate is
@@ -997,4 +1003,4 @@ def collection_embedder(coll: Any) -> Callable[[list[str]], Any] | None:
 
 __all__ = ["CODE_NOUNS", "Candidate", "Reading", "Sentence", "collection_embedder",
            "collection_idf", "extract", "nlp", "rank_sentences", "read_for", "reader_for",
-           "score_candidates", "split_sentences"]
+           "score_candidates", "split_sentences", "written_whole"]
