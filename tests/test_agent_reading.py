@@ -1895,3 +1895,28 @@ def test_a_code_name_said_as_the_thing_asked_is_news_though_joined_from_its_word
     reading = read_for(q, text, ("d", "s"), lambda _w: 1.0)
     got = choose(_Prefers("typing.Final"), q, [reading], "likelihood", "sieve")
     assert got.answer is None and "only repeats" in got.why
+
+
+def test_names_joined_by_a_hyphen_paths_with_a_slash_and_digits_inside_a_word() -> None:
+    # a code name joined by a hyphen from the question's words is news ('pypi-explicit' for
+    # '... PyPI ... explicitly nominates'), as one joined by '_' or '.' is
+    q = analyze("Which hosting mode lists only uploaded files plus external links the owner "
+                "explicitly nominates on PyPI?")
+    text = ("- ``pypi-explicit``: for a package in this mode, only links to release files "
+            "uploaded to PyPI, and external links explicitly nominated by the owner, are "
+            "added to the simple index.")
+    assert "pypi-explicit" in {c.text for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    # ... but not when the question writes it whole
+    q = analyze("Which standard's syntax must the License-Expression field use?")
+    text = "The ``License-Expression`` field must use the SPDX license expression syntax."
+    got = {c.text for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert "License-Expression" not in got and "SPDX" in got
+    # an absolute path may end in its slash ('/devguide/'), and is a thing, not an address
+    q = analyze("Which URL path does the developer's guide keep?")
+    text = "The developer's guide is not version specific, and keeps its own ``/devguide/`` URL."
+    assert "/devguide/" in {c.text for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    # '2to3' is a tool's name, whatever the tagger calls it
+    q = analyze("Which conversion tool would get a rule to rewrite the old idiom?")
+    text = "To help the transition, 2to3 will gain a rule to transform the current idiom."
+    got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["2to3"].kind == "code"

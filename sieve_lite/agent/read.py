@@ -58,6 +58,8 @@ _CODE_LINE = re.compile(r"^(?: {4}|\t|>>> |\.\.\. )")
 # Code: ``literal``, `literal`, dotted.names, names_with_underscores, calls(), CamelCase with
 # two capitals, ALLCAPS of three letters or more, operators made of symbols.
 _BACKTICK = re.compile(r"``([^`\n]{1,60})``|`([^`\n]{1,60})`")
+# Letters between digits or a digit between letters: a name ('2to3', 'py3k'), no quantity
+_MIXED = re.compile(r"^(?:\d+[A-Za-z]+\d|[A-Za-z]+\d+[A-Za-z])\w*$")
 _IDENT = re.compile(r"(?<![\w])\.?(?:[A-Za-z_][\w-]*\.)*[A-Za-z_][\w-]*(?:\(\))?(?![\w])")
 # A name and a number: 'IEEE 854', 'Python 3.13', 'PEP 572', 'C11'.
 _NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
@@ -83,7 +85,7 @@ _DOC_ROLE = re.compile(r":(pep|rfc):`(?:([^`<>\n]*?)\s*<)?(\d+)>?`", re.I)
 _URL = re.compile(r"://|^www\.|\.(?:com|org|net|io|html?)\b|/", re.I)
 # ... but a file's path written as code is a thing ('/etc/shadow', 'Misc/stable_abi.txt'), if
 # it is absolute or names a file ('encukou/cpython' is a repository's address)
-_PATH = re.compile(r"^(?:(?:/|~/)[\w.+-]+(?:/[\w.+-]+)*|[\w.+-]+(?:/[\w.+-]+)*/[\w+-]+\.\w+)$")
+_PATH = re.compile(r"^(?:(?:/|~/)[\w.+-]+(?:/[\w.+-]+)*/?|[\w.+-]+(?:/[\w.+-]+)*/[\w+-]+\.\w+)$")
 # Words that cannot be a unit after a number ('5 years', but not '5 of').
 _NOT_UNIT = frozenset("""a an and are as at be by for from if in into is it of on or so than that
 the then to was were which with""".split())
@@ -538,7 +540,10 @@ def extract(q: Question, sentence: str, doc: Any = None) -> list[tuple[str, str,
         for ent in doc.ents:
             if ent.label_ == "ORDINAL":
                 continue
-            found.append((ent.text, _entity_kind(ent.label_), ent.start_char))
+            kind = _entity_kind(ent.label_)
+            if kind in ("date", "number") and _MIXED.match(ent.text):
+                kind = "code"  # '2to3', 'py3k': a name, whatever the tagger calls it
+            found.append((ent.text, kind, ent.start_char))
         chunks = list(doc.noun_chunks)
         for i, nc in enumerate(chunks):
             toks = [t for t in nc if t.pos_ != "PRON"]
@@ -574,6 +579,7 @@ def _inflects(word: str, other: str) -> bool:
 # A token written as code: a name joined with '_' or '.', or called ('raw_input', 'os.path',
 # 'len()')
 _CODE_TOKEN = re.compile(r"\w[_.]\w|\w\(\)")
+_HYPHENED = re.compile(r"[a-z0-9]-[a-z0-9]", re.I)  # code joined by a hyphen ('pypi-explicit')
 
 
 def _code_name(token: str) -> str:
@@ -591,6 +597,8 @@ def _said(q: Question) -> set[str]:
         if _CODE_TOKEN.search(tok):
             out.add(_code_name(tok))
         else:
+            if _HYPHENED.search(tok):
+                out.add(_code_name(tok))  # 'License-Expression', written whole
             out |= {w for w in words(tok) if w not in STOPWORDS}
     return out
 
@@ -666,8 +674,10 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             # it ('NEXT_BUFFER' for 'which opcode ... the next buffer'): compared whole
             # ('os.fsencode()' is not 'os.fspath()': code names are not inflected); a name of
             # one word and stopwords ('__all__', 'abi3t.so' for 'the abi3t tag') is not news
-            joined = kind == "code" and bool(_CODE_TOKEN.search(text)) and \
-                sum(w not in STOPWORDS for w in ws) >= 2
+            # (joined by a hyphen only when written as code: 'third-party' is two words)
+            joined = kind == "code" and sum(w not in STOPWORDS for w in ws) >= 2 and bool(
+                _CODE_TOKEN.search(text)
+                or (_HYPHENED.search(text) and s.text[max(0, at - 1):at] == "`"))
             if _code_name(text) in asked if joined else all(
                     w in common or any(_inflects(w, a) for a in asked) for w in ws):
                 continue
