@@ -296,7 +296,11 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
               # a name coined, or an implementation, is a part: who came up with it is in
               # the text ('Who came up with abstract base classes?' stays the author)
               'Who came up with the name "abstract base classes"?',
-              "Who came up with the first implementation of abstract base classes?"):
+              "Who came up with the first implementation of abstract base classes?",
+              # the author does the asking verb: someone else is asked
+              "Who did the author talk with about abstract base classes while implementing "
+              "them?",
+              "Whom does the author of the abstract base classes PEP thank?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] < 2, q
     assert keyed_lines(idx, "Who came up with abstract base classes?", STOPWORDS)[0] == 2
     # when the document was written is still its 'Created:' line

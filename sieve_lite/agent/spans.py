@@ -341,6 +341,11 @@ def _typed_value(kind: str, value: str) -> bool:
 _DOCUMENT_NOUNS = ("proposal", "document", "specification", "spec")
 
 
+_AUTHOR_ACTS = re.compile(r"\bwho(?:m)?\s+(?:did|does|do|has|had|have|would|will|could|might)"
+                          r"\s+(?:the|its|this|that|his|her|their)\s+(?:\w+\s+)?(?:co-?)?authors?\b",
+                          re.I)
+
+
 def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 ) -> tuple[int, set[str], set[str]]:
     """(score, value chunks, key chunks) of the shown 'key: value' lines whose key best names
@@ -385,6 +390,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     work = _WROTE_A_NAME.search(question)
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
     doc_asked = bool(nouns & _stems(_DOCUMENT_NOUNS)) and target.kind == "what"
+    # 'Who did the author talk with ...': the author does the asking verb; another is asked
+    acting = bool(_AUTHOR_ACTS.search(question))
 
     # 'Which core developer sponsored ...' asks a person as 'who' does
     person = target.kind == "what" and target.head in PERSON_NOUNS
@@ -393,8 +400,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
         if key & nouns:
             return 3
         if target.kind == "who" or person:
-            if (key & asked & roles and not (part and key & authors)) or \
-                    (key & authors and not other_role and writes):
+            if (key & asked & roles and not ((part or acting) and key & authors)) or \
+                    (key & authors and not other_role and writes and not acting):
                 return 2  # the role it names, else the author
         elif target.kind == "when":
             # a moment the question names ('created'), else a plain 'Date:'; 'When was it
