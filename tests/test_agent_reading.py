@@ -1920,3 +1920,10 @@ def test_names_joined_by_a_hyphen_paths_with_a_slash_and_digits_inside_a_word() 
     text = "To help the transition, 2to3 will gain a rule to transform the current idiom."
     got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
     assert got["2to3"].kind == "code"
+
+
+def test_emphasis_is_no_part_of_an_answer() -> None:
+    q = analyze("Which Unix permission are tools still recommended to preserve?")
+    text = "Tools are still recommended to preserve the *executable* permission of files."
+    got = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert "executable permission" in got and not any("*" in t for t in got)

@@ -65,6 +65,7 @@ _IDENT = re.compile(r"(?<![\w])\.?(?:[A-Za-z_][\w-]*\.)*[A-Za-z_][\w-]*(?:\(\))?
 _NAMED_NUMBER = re.compile(r"\b[A-Z][A-Za-z]{0,15}[ -]?\d+(?:\.\d+)*\b")
 # Runs of capitalised words, with 'of' / 'de' / 'van' inside ('Numeric Prelude').
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the|du|la|del)\s+)?[A-Z][\w'’-]*)*")
+_EMPHASIS = re.compile(r"\*{1,2}([^*\s][^*]*?)\*{1,2}")  # reST emphasis around words
 _MARKUP = re.compile(r"\s*\[[^\]]{1,12}\]_|\s*<[^<>\s]{1,80}>|`_$|(?<=[A-Za-z0-9])_$|"
                      r"\s*\[\^?\d+\]")
 # A reST footnote or citation reference ('[1]_', '[#dead-parrot]_', '[PEP8]_') and the
@@ -645,6 +646,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         for text, kind, at in extract(q, s.text, docs.get(index)):
             # markup is not part of an answer: reST references ('[1]_', '<mypy_>', 'name`_')
             text = _MARKUP.sub("", text).strip(" ,;:.`")
+            if kind != "code":
+                text = _EMPHASIS.sub(r"\1", text)  # '*executable* permission'
             if _URL.search(text) and not (kind == "code" and _PATH.match(text)):
                 continue  # an address is where something is, not what it is
             w = 1.0 if _names_asked(q, text) else _kind_fit(q, text, kind, weights)
