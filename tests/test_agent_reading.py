@@ -1927,3 +1927,13 @@ def test_emphasis_is_no_part_of_an_answer() -> None:
     text = "Tools are still recommended to preserve the *executable* permission of files."
     got = {c.text for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
     assert "executable permission" in got and not any("*" in t for t in got)
+
+
+def test_an_environment_variable_asked_in_an_earlier_sentence_is_written_in_capitals() -> None:
+    q = analyze("How can I make tracebacks show timestamps, using an environment variable? "
+                "Which variable does the proposal define?")
+    text = ("The timestamps are shown when ``PYTHON_TRACEBACK_TIMESTAMPS`` is set; "
+            "``sys.flags.traceback_timestamps`` reflects it.")
+    got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    caps, flag = got["PYTHON_TRACEBACK_TIMESTAMPS"], got["sys.flags.traceback_timestamps"]
+    assert caps.prior > 1.5 * flag.prior

@@ -383,9 +383,14 @@ _EXCEPTION_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt|
 _CAPS_NAME = re.compile(r"^\$?(?:[A-Z][a-z]*_)?[A-Z][A-Z0-9_]*$")  # 'Py_HASH_CUTOFF' too
 
 
+_ENV_VARIABLE = re.compile(r"\benvironment\s+variables?\b", re.I)
+
+
 def _asks_caps_name(q: Question) -> bool:
     nouns, head = q.target.nouns, q.target.head
-    return (head in ("variable", "variables") and "environment" in nouns) \
+    # ('... using an environment variable? Which variable ...': the question says which)
+    return (head in ("variable", "variables") and ("environment" in nouns
+                                                  or bool(_ENV_VARIABLE.search(q.text)))) \
         or head in ("macro", "macros", "opcode", "opcodes") \
         or (head in ("instruction", "instructions") and "bytecode" in nouns)
 
