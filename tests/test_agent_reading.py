@@ -1937,3 +1937,7 @@ def test_an_environment_variable_asked_in_an_earlier_sentence_is_written_in_capi
     got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
     caps, flag = got["PYTHON_TRACEBACK_TIMESTAMPS"], got["sys.flags.traceback_timestamps"]
     assert caps.prior > 1.5 * flag.prior
+    # ... and a phrase is no such name
+    text = "A command-line flag turns the timestamps on, as ``PYTHON_TRACEBACK_TIMESTAMPS`` does."
+    got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    assert got["PYTHON_TRACEBACK_TIMESTAMPS"].prior > 2 * got["command-line flag"].prior

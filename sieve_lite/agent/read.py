@@ -405,7 +405,8 @@ def _says_unit(text: str, units: frozenset[str]) -> bool:
 def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> float:
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
     Python's constants unless a value is asked, for code that is no exception's name when an
-    exception is (nor in capitals when an environment variable, a macro or an opcode is),
+    exception is (nor anything but code in capitals when an environment variable, a macro or
+    an opcode is),
     for a number without a unit of size when 'how much memory' is asked, for a bare decimal
     when 'how many' is, and for a bare number when 'how long' or 'how often' is asked; a dotted
     triple ('1.0.0') fits as a version."""
@@ -420,8 +421,8 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
-    if kind == "code" and _asks_caps_name(q) and not _CAPS_NAME.match(text):
-        return 0.4 * w
+    if _asks_caps_name(q) and not (kind == "code" and _CAPS_NAME.match(text)):
+        return 0.4 * w  # ... nor is a phrase ('command-line flag') such a name
     if kind == "number" and _BARE_DECIMAL.match(text) and _HOW_MANY.search(q.text):
         return min(w, 0.3)  # a count is whole: a bare '1.0' is a version, not how many
     if kind in ("number", "version", "date") and _HOW_MUCH_SPACE.search(q.text):
