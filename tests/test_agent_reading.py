@@ -1941,3 +1941,20 @@ def test_an_environment_variable_asked_in_an_earlier_sentence_is_written_in_capi
     text = "A command-line flag turns the timestamps on, as ``PYTHON_TRACEBACK_TIMESTAMPS`` does."
     got = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
     assert got["PYTHON_TRACEBACK_TIMESTAMPS"].prior > 2 * got["command-line flag"].prior
+
+
+def test_only_a_person_is_sure_enough_when_a_person_is_asked() -> None:
+    from sieve_lite.agent.choice import by_likelihood
+
+    cands = [Candidate("TypeAlias", "entity", 0, 0.44, ("d", "s"), 0.31),
+             Candidate("aliases", "phrase", 1, 0.13, ("d", "s"), 0.44),
+             Candidate("include_extras", "phrase", 2, 0.16, ("d", "s"), 0.44)]
+    text = "A TypeAlias may hold aliases; include_extras keeps them."
+    # the model is sure of an identifier the tagger calls an entity: not a person
+    who = by_likelihood(_Prefers("TypeAlias"), "Who proposed documenting parameters inside "
+                        "Annotated metadata?", text, cands)
+    assert who.answer is None
+    # ... while for a thing asked, the same sureness answers
+    what = by_likelihood(_Prefers("TypeAlias"), "What special form marks a type alias?",
+                         text, cands)
+    assert what.answer is not None and what.answer.text == "TypeAlias"
