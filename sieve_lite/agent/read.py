@@ -406,10 +406,10 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     """How well a candidate of ``kind`` fits the question: its kind's weight, less for one of
     Python's constants unless a value is asked, for code that is no exception's name when an
     exception is (nor anything but code in capitals when an environment variable, a macro or
-    an opcode is),
-    for a number without a unit of size when 'how much memory' is asked, for a bare decimal
-    when 'how many' is, and for a bare number when 'how long' or 'how often' is asked; a dotted
-    triple ('1.0.0') fits as a version."""
+    an opcode is), for a number without a unit of size when 'how much memory' is asked, for
+    a bare decimal when 'how many' is, for a span of months when 'what month' is, and for a
+    bare number when 'how long' or 'how often' is asked; a dotted triple ('1.0.0') fits as a
+    version."""
     if kind == "defined":
         return 1.0
     if kind == "number" and _DOTTED.match(text):

@@ -18,6 +18,7 @@ Modes (the same loop, for fair comparison):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -140,10 +141,11 @@ def query_features(query: str, fields: tuple[str, ...] = ()) -> tuple[list[str],
     return ops, used
 
 
-ONE_PLACE = 1 / 60 - 1 / 61  # one place at the top of one ranking fused by RRF (k = 60)
+RRF_K = 60  # the rank offset of the fused section rankings (reciprocal rank fusion)
+ONE_PLACE = 1 / RRF_K - 1 / (RRF_K + 1)  # one place at the top of one of them
 
 
-def _heading_said(names: list[str], question: str, idf: Any,
+def _heading_said(names: list[str], question: str, idf: Callable[[str], float],
                   stopwords: frozenset[str]) -> dict[str, float]:
     """Each section's share of its heading's words (idf-weighted, first five letters, so
     'Acceptance' is said by 'accept') that the question says; 0 for a heading of none."""
@@ -296,7 +298,7 @@ class CollectionTools:
             # "Active Python core developers", ...') is the section asked about
             heading = words(name)
             named = int(len(heading) > 1 and f" {' '.join(heading)} " in asked)
-            fused = 1 / (60 + by_passage[name]) + 1 / (60 + by_sentence[name])
+            fused = 1 / (RRF_K + by_passage[name]) + 1 / (RRF_K + by_sentence[name])
             fused += ONE_PLACE * said[name]
             return (box if name == "infobox" else 0, named, fused, scores.get(name, 0.0),
                     int(name == first), -names.index(name))
