@@ -104,3 +104,13 @@ def word_spans_general(text: str) -> list[tuple[int, int, str]]:
             for w in ws:
                 out.append((m.start(), m.end(), w))
     return out
+
+
+def stem5(word: str) -> str:
+    """A word's crude stem: one ending off, then five letters ('making' and 'make': 'mak';
+    'lines' and 'line': 'lin'). No stemmer: a fast match of a question's words to a title's
+    or a heading's."""
+    for suf in ("ings", "ing", "ions", "ion", "ed", "es", "e", "s"):
+        if word.endswith(suf) and len(word) - len(suf) >= 3:
+            return word[: -len(suf)][:5]
+    return word[:5]

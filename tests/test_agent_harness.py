@@ -464,6 +464,18 @@ def test_between_equal_sections_the_one_whose_heading_the_question_says_leads(
         assert tools.rank_sections("pep-0997", names)[0] == "Discussion"
 
 
+def test_a_heading_is_said_by_the_plural_of_its_word() -> None:
+    """'lines' says 'Line' (the style guide's 'Maximum Line Length' for 'How long should
+    docstring lines be?'): on five letters alone it did not."""
+    from sieve_lite.agent.tools import _heading_said
+    from sieve_lite.words import stem5
+
+    assert stem5("lines") == stem5("line") and stem5("accepted") == stem5("acceptance")
+    said = _heading_said(["Maximum Line Length", "Documentation Strings"],
+                         "How long should docstring lines be?", lambda w: 1.0, frozenset())
+    assert said == {"Maximum Line Length": 1 / 3, "Documentation Strings": 0.0}
+
+
 QUESTIONS = [
     # (question, kind, nouns)
     ("Who is the author of PEP 557?", "who", set()),

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import QueryError
-from ..words import words
+from ..words import stem5, words
 from .queries import OPERATORS, doc_freq, search_words
 from .question import MONTHS, STOPWORDS, Question, analyze
 
@@ -289,22 +289,14 @@ def _title_term(coll: Any, word: str) -> tuple[str, int]:
     return "", 0
 
 
-def _stem5(w: str) -> str:
-    """A word's crude stem: one ending off, then five letters ('making' and 'make': 'mak')."""
-    for suf in ("ings", "ing", "ions", "ion", "ed", "es", "e", "s"):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            return w[: -len(suf)][:5]
-    return w[:5]
-
-
 def _names_title(q: Question, title: str) -> bool:
     """Whether the question says more than half of a title's content words (on their crude
     stems: 'making' says 'Make'): it names that document, not just shares words with it."""
     tw = [w for w in words(title) if w not in STOPWORDS]
     if not tw:
         return False
-    said = {_stem5(w) for w in q.words}
-    return sum(_stem5(w) in said for w in tw) * 2 > len(tw)
+    said = {stem5(w) for w in q.words}
+    return sum(stem5(w) in said for w in tw) * 2 > len(tw)
 
 
 def title_words(coll: Any, question: str | Question, inside: set[str] = frozenset()

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from ..documents import format_pages
 from ..errors import QueryError, SectionError
-from ..words import words
+from ..words import stem5, words
 
 WHOLE_DOCUMENT = "(document)"
 
@@ -147,14 +147,15 @@ ONE_PLACE = 1 / RRF_K - 1 / (RRF_K + 1)  # one place at the top of one of them
 
 def _heading_said(names: list[str], question: str, idf: Callable[[str], float],
                   stopwords: frozenset[str]) -> dict[str, float]:
-    """Each section's share of its heading's words (idf-weighted, first five letters, so
-    'Acceptance' is said by 'accept') that the question says; 0 for a heading of none."""
-    said = {w[:5] for w in words(question) if w not in stopwords}
+    """Each section's share of its heading's words (idf-weighted, on crude stems, so
+    'Acceptance' is said by 'accept' and 'Line' by 'lines') that the question says; 0 for a
+    heading of none."""
+    said = {stem5(w) for w in words(question) if w not in stopwords}
     out: dict[str, float] = {}
     for name in names:
         content = [w for w in words(name) if w not in stopwords and not w.isdigit()]
         total = sum(idf(w) for w in content)
-        out[name] = sum(idf(w) for w in content if w[:5] in said) / total if total else 0.0
+        out[name] = sum(idf(w) for w in content if stem5(w) in said) / total if total else 0.0
     return out
 
 
