@@ -300,7 +300,11 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
               # the author does the asking verb: someone else is asked
               "Who did the author talk with about abstract base classes while implementing "
               "them?",
-              "Whom does the author of the abstract base classes PEP thank?"):
+              "Whom does the author of the abstract base classes PEP thank?",
+              # ... and so does the document: a person it thanks or cites is in its text
+              "Who does the abstract base classes PEP thank for pointing out that the author "
+              "had it backwards?",
+              "Whom did the abstract base classes proposal cite on interfaces?"):
         assert keyed_lines(idx, q, STOPWORDS)[0] < 2, q
     assert keyed_lines(idx, "Who came up with abstract base classes?", STOPWORDS)[0] == 2
     # when the document was written is still its 'Created:' line
@@ -485,6 +489,17 @@ QUESTIONS = [
     ("What type of PEP is the docstring conventions document?", "what", {"type"}),
     ("Which Python version did the with statement target?", "what", {"python", "version"}),
     ("How many members does the council have?", "number", set()),
+    # a trailing 'these days' is no noun asked; 'those' before the noun is skipped
+    ("Is that template still in force, or what is its status these days?", "what",
+     {"status"}),
+    ("The PEP describes a distribution with boolean switches. What are those switches "
+     "called?", "what", {"switches"}),
+    # 'Did it get approved?' asks how it ended, as 'Was it ever accepted?' does
+    ("Did the proposal to keep static values in dynamic metadata fields get approved?",
+     "what", {"status"}),
+    # one option and an open other: the thing itself is asked, not a choice of two
+    ("Mike Miller's write-up on string interpolation: was it filed as a Standards Track PEP "
+     "or as some other kind?", "what", {"type"}),
 ]
 
 
@@ -644,3 +659,40 @@ def test_the_first_read_is_the_card_whose_sentence_says_the_thing(tmp_path: Path
         first = ep.steps[1]
         assert first.info.get("engine") and first.action.doc == "pep-0999"
         assert first.info["lead"].startswith("card 2's best passage")
+
+
+def test_relation_words_stand_for_the_header_keys_of_a_link() -> None:
+    """'prerequisite' says 'Requires', 'took its place' says 'Superseded-By'; 'dependency'
+    names a thing, not the link ('the external dependency registry')."""
+    from sieve_lite.agent.question import relation_stems
+
+    assert "requi" in relation_stems("Which other PEP did it list as a prerequisite?")
+    took = relation_stems("The spec isn't current anymore. Which PEP took its place?")
+    assert "super" in took and "repla" not in took
+    assert "requi" not in relation_stems("Where does the external dependency registry live?")
+    assert "requi" in relation_stems("It depends on which earlier PEP?")
+
+
+LINKED_BOX = ("PEP: 500\nTitle: A protocol for delegating datetime methods\nAuthor: Alexander "
+              "Belopolsky, Tim Peters\nStatus: Rejected\nType: Standards Track\nRequires: 495\n"
+              "Created: 08-Aug-2015\n")
+
+
+def test_a_link_said_in_other_words_answers_which_document() -> None:
+    """'Which other PEP did it list as a prerequisite?' is answered by 'Requires: 495' (a
+    line naming another document, score 4), and the loop does not go on to read 495: the
+    number is the answer (``hops.asks_for_link``); 'Who wrote the PEP it requires?' still
+    reads it."""
+    from sieve_lite.agent.hops import asks_for_link
+    from sieve_lite.agent.question import STOPWORDS, analyze
+    from sieve_lite.agent.spans import Source, SpanIndex, header_starts, keyed_lines
+
+    idx = SpanIndex([Source(LINKED_BOX, ("pep-0500", "infobox"))], max_chunks=1 << 30)
+    q = "Which other PEP did the datetime protocol list as a prerequisite?"
+    assert keyed_lines(idx, q, STOPWORDS)[:2] == (4, {"495"})
+    assert header_starts(idx, q, STOPWORDS) == {"495"}
+    assert asks_for_link(analyze(q), "pep-0500")
+    assert not asks_for_link(analyze("Who wrote the PEP the datetime protocol requires?"),
+                             "pep-0500")
+    # without the relation word, 'PEP:' is the noun asked and its value the document's own
+    assert keyed_lines(idx, "Which PEP is the datetime protocol?", STOPWORDS)[1] != {"495"}

@@ -204,6 +204,22 @@ def test_two_hops_the_link_is_followed_and_answered_from(linked_db: Path) -> Non
     assert ep.answer == "06-May-2010" and [x.doc for x in ep.citations] == ["pep-0200"]
 
 
+def test_a_link_asked_for_is_the_answer_not_a_hop(linked_db: Path) -> None:
+    """'Which PEP took its place?' asks for the number on 'Superseded-By: 200': the read
+    is not followed to PEP 200 (whose own lines would then be offered), and the line's
+    value is accepted."""
+    q = "Old Frobnication, PEP 100, is not current anymore. Which PEP took its place?"
+    bb = ScriptedBackbone(["fetch: 1 | infobox", "answer: 200\ncite: pep-0100 | infobox"])
+    bud = Budgets(k=3, max_steps=2, compact=True, follow_links=True, span_answer=False,
+                  thought_chars=0)
+    with sieve_lite.open(linked_db) as c:
+        ep = Agent(bb, CollectionTools(c, "sieve", ranker="bm25", compact=True), "manual",
+                   bud).run(q)
+    read = next(s for s in ep.steps if s.info.get("section") == "infobox")
+    assert "hop" not in read.info and read.info["references"][0]["related"]
+    assert ep.answer == "200" and [x.doc for x in ep.citations] == ["pep-0100"]
+
+
 def test_an_unfollowed_link_gives_no_answer(linked_db: Path) -> None:
     bb = ScriptedBackbone(["fetch: 1 | infobox", "answer: 04-Mar-2001\ncite: pep-0100 | infobox"])
     bud = Budgets(k=3, max_steps=1, compact=True, follow_links=True, span_answer=False,

@@ -25,14 +25,8 @@ from typing import Any
 from ..errors import QueryError
 from ..words import words
 from .queries import search_words, titled, unqualified_words
-from .question import Question
+from .question import Question, relation_stems
 
-# Relation words a question uses for a link that a header names in other words.
-_RELATED = {
-    "succe": ("super", "repla"), "later": ("super",), "newer": ("super",),
-    "earli": ("repla",), "prede": ("repla",), "older": ("repla",), "requi": ("requi",),
-    "depen": ("requi",),
-}
 _KEYLINE = re.compile(r"^[ \t]*([A-Za-z][\w -]{0,40}):[ \t]*(.+?)[ \t]*$", re.M)
 _MENTION = re.compile(r"\b([A-Za-z]{2,10})[\s:`-]{1,3}(\d{1,5})\b")
 
@@ -57,24 +51,8 @@ def _stems(text: str) -> set[str]:
     return {w[:5] for w in words(text) if len(w) > 2}
 
 
-# "replaced by" / "superseded by" asks for the newer document (its old one names it in
-# ``Superseded-By``); "replaced" / "supersedes" with no "by" asks for the older one
-# (``Replaces``). Without this, "was replaced by" matched no header of the old document.
-_NEWER = re.compile(r"\b(?:replac|supersed)\w*\s+by\b|\breplacement\b")
-_OLDER = re.compile(r"\b(?:replac|supersed)(?:e|es|ed)\b(?!\s+by\b)")
-
-
 def _asks_about(key: str, question: str) -> bool:
-    q = _stems(question)
-    low = " ".join(question.lower().split())
-    if _NEWER.search(low):
-        q = (q - {"repla"}) | {"super"}
-    elif _OLDER.search(low):
-        q = (q - {"super"}) | {"repla"}
-    k = _stems(key)
-    if q & k:
-        return True
-    return any(s in q and set(alts) & k for s, alts in _RELATED.items())
+    return bool(relation_stems(question) & _stems(key))
 
 
 def references(coll: Any, text: str, source_doc: str, question: str, limit: int = 4
@@ -190,6 +168,15 @@ def named_candidate(coll: Any, text: str, kind: str, source_doc: str, read: set[
     return Reference(doc, f'"{" ".join(ws)}"[title]', "", True)
 
 
+def asks_for_link(q: Question, doc_id: str) -> bool:
+    """Whether the question asks which document a link names ('Which PEP did it list as a
+    prerequisite?', 'Which proposal superseded it?'): the number on the line read is the
+    answer, not a document to read next."""
+    kind = re.match(r"[a-z]*", doc_id).group(0)
+    return q.target.kind == "what" and bool(
+        set(q.target.nouns) & {kind, "proposal", "document", "specification", "spec"} - {""})
+
+
 def link_text(hop: Reference, hits: list[Any]) -> str:
     """What follows a read whose link the question asks about: the linked document's card
     (from the engine's search for it) and the instruction to read it next."""
@@ -200,4 +187,4 @@ def link_text(hop: Reference, hits: list[Any]) -> str:
             f"search: {hop.query}\n{cards}\nRead it next.")
 
 
-__all__ = ["Reference", "link_text", "named_candidate", "named_next", "references"]
+__all__ = ["Reference", "asks_for_link", "link_text", "named_candidate", "named_next", "references"]

@@ -349,7 +349,7 @@ class Agent(EngineSteps, Menus):
         offered. With ``follow_links`` (small models), the link the question asks about is
         searched at once by the engine (its card is shown after the read, and it counts as a
         search) and reading it is the next step. Returns text to show after the read."""
-        from .hops import link_text, references
+        from .hops import asks_for_link, link_text, references
 
         coll = getattr(self.tools, "coll", None)
         if coll is None:
@@ -361,7 +361,9 @@ class Agent(EngineSteps, Menus):
                                         "related": r.related} for r in refs]
             self.st.suggested = list(dict.fromkeys([r.query for r in refs] + self.st.suggested))
             related = [r for r in refs if r.related and not self.st.was_read(r.doc)]
-            if not (self.budgets.follow_links and related and self.st.hop is None):
+            # 'Which PEP did it list as a prerequisite?': the line's number is the answer
+            if not (self.budgets.follow_links and related and self.st.hop is None) \
+                    or asks_for_link(self.q, doc):
                 return ""
             self.st.hop = hop = related[0]
             res = self.tools.search(hop.query, self.budgets.k)

@@ -482,7 +482,7 @@ def _relative(q: list[str], i: int) -> bool:
 # Words that end the noun phrase a question word opens: 'What screenwriter with credits ...',
 # 'which library that translates ...', 'Which French ace pilot and adventurer ...'.
 _RUN_STOP = frozenset("""with that who whom whose which from through into to as than where
-when while besides and or""".split())
+when while besides and or these those nowadays""".split())
 _CASED = re.compile(r"([^\W_]+)([^\w]*)")
 _RUN_END = re.compile(r"[,;:?!()]")
 
@@ -680,6 +680,11 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
     if not kind:
         first = _words(text)[:1]
         kind = "yesno" if first and first[0] in _POLAR else "what"
+        other = _OTHER_THING.search(clause)
+        if other and other.group(1):
+            thing = other.group(1).lower()
+            kind, nouns = "what", ["type" if thing in ("kind", "sort", "kinds", "sorts")
+                                   else thing]
     if kind == "what" and re.search(
             r"\bwhat(?:ever)?\s+(?:(?:ended|ends)\s+up\s+)?(?:became|becomes|happened|happens|"
             r"happening)\s+(?:of|to|with)\b|"
@@ -722,7 +727,7 @@ _PRONOUN_HEADS = frozenset({"one", "ones", "it", "they", "them", "that", "this",
 _SEVERAL = frozenset({"two", "three", "four", "five", "six", "several", "multiple", "both"})
 # skipped right after 'what' / 'which' on the way to the noun asked for
 _SKIPPED = ("is", "s", "was", "are", "were", "the", "a", "an", "its", "their", "that", "this",
-            "other", "another")
+            "these", "those", "other", "another")
 _MODALS = ("would", "will", "might", "should", "could", "must", "shall", "can", "may")
 _BE_CALLED = re.compile(r"\bbe\s+(?:called|named)\b", re.I)
 _WISE = re.compile(r"\b([A-Za-z]{3,})-wise\b")
@@ -733,8 +738,40 @@ _FATE = re.compile(r"\bwhere\s+(?:does|do|did|is|was|has|have)\b.{0,80}\bstands?
                    r"\bever\s+(?:\w+\s+)?(?:accepted|adopted|approved|rejected|withdrawn)$|"
                    r"\bstate\s+of\s+(?:the|this|that|his|her|their|its)\s+(?:\w+\s+){0,4}?"
                    r"(?:proposal|pep|rfc|idea|plan|document)\b|"
-                   r"^(?:is|was|were|has|have|had)\b.{0,120}\b(?:accepted|adopted|approved|"
+                   r"^(?:is|was|were|has|have|had|did|does|do)\b.{0,120}\b(?:accepted|adopted|approved|"
                    r"rejected|withdrawn|deferred|superseded|final|finali[sz]ed|draft)$")
+
+
+# Relation words a question uses for a link that a header line names in other words
+# ('successor' for Superseded-By, 'prerequisite' for Requires), on first five letters.
+_RELATED = {
+    "succe": ("super", "repla"), "later": ("super",), "newer": ("super",),
+    "earli": ("repla",), "prede": ("repla",), "older": ("repla",), "requi": ("requi",),
+    "depen": ("requi",), "prere": ("requi",),
+}
+# "replaced by" / "superseded by" / "took its place" asks for the newer document (its old one
+# names it in ``Superseded-By``); "replaced" / "supersedes" with no "by" asks for the older one
+# (``Replaces``). Without this, "was replaced by" matched no header of the old document.
+_NEWER = re.compile(r"\b(?:replac|supersed)\w*\s+by\b|\breplacement\b|"
+                    r"\b(?:took|take|takes|taken|taking)\s+(?:its|their|his|her|the)\s+place\b")
+_OLDER = re.compile(r"\b(?:replac|supersed)(?:e|es|ed)\b(?!\s+by\b)")
+
+
+def relation_stems(text: str) -> frozenset[str]:
+    """The question's words (longer than two letters) on their first five letters, with the
+    words of header keys its relation words stand for: 'replaced by' and 'took its place'
+    say 'super' (``Superseded-By``), 'prerequisite' says 'requi' (``Requires``)."""
+    # 'dependency' names a thing ('the external dependency registry'); 'depends' a link
+    q = {w[:5] for w in _words(text) if len(w) > 2 and not w.startswith("dependenc")}
+    low = " ".join(text.lower().split())
+    if _NEWER.search(low):
+        q = (q - {"repla"}) | {"super"}
+    elif _OLDER.search(low):
+        q = (q - {"super"}) | {"repla"}
+    for stem, alts in _RELATED.items():
+        if stem in q:
+            q.update(alts)
+    return frozenset(q)
 
 
 # 'Which film came out first, Alpha or Beta?' / 'Was Ausaf Ali or Steven Perry born first?' /
@@ -766,9 +803,17 @@ _LAST_OPTIONS = re.compile(
     r"\s*[?.!]*\s*$")
 
 
+# 'Was it filed as a Standards Track PEP or as some other kind?': one option and an open
+# other asks for the thing itself (a type here, 'some other version' a version)
+_OTHER_THING = re.compile(r"\bor\s+(?:as\s+|is\s+it\s+|was\s+it\s+)?(?:some|any|an)\s*other\s+"
+                          r"([a-z]+)\b|\bor\s+something\s+else\b", re.I)
+
+
 def _options(text: str) -> tuple[str, ...]:
     """The two things a question asks to choose between ('A or B'), when it names them."""
     t = text.strip()
+    if _OTHER_THING.search(t):
+        return ()
     m = _QUOTED_OPTIONS.search(t)
     if m:
         return (m.group(1).strip(), m.group(2).strip())
@@ -834,4 +879,4 @@ def singular(word: str, known: Collection[str]) -> str:
 
 
 __all__ = ["CONNECTORS", "MONTHS", "NUMERIC_NOUNS", "QUESTION_WORDS", "STOPWORDS", "DateRef",
-           "Question", "Target", "analyze", "names", "singular"]
+           "Question", "Target", "analyze", "names", "relation_stems", "singular"]

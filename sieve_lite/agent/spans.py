@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .question import NUMERIC_NOUNS as _NUMERIC
-from .question import Target, analyze
+from .question import Target, analyze, relation_stems
 from .roles import PERSON_NOUNS
 from .syntax import gbnf_literal
 
@@ -341,6 +341,10 @@ def _typed_value(kind: str, value: str) -> bool:
 _DOCUMENT_NOUNS = ("proposal", "document", "specification", "spec")
 
 
+# 'Who does the PEP thank for ...', 'Whom did it credit': the document (or its author) does
+# the verb to a person it names; the 'Author:' line is not that person
+_ITS_ACTS = re.compile(r"\bwho(?:m)?\s+(?:did|does|do)\b[^?]{0,80}?\b(?:thank|credit|acknowledg|"
+                       r"cite|quote|mention|blame|consult|prais)\w*\b", re.I)
 _AUTHOR_ACTS = re.compile(r"\bwho(?:m)?\s+(?:did|does|do|has|had|have|would|will|could|might)"
                           r"\s+(?:the|its|this|that|his|her|their)\s+(?:\w+\s+)?(?:co-?)?authors?\b",
                           re.I)
@@ -391,7 +395,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     passive = bool(re.search(r"\b(?:is|was|are|were|been|be)\s+\w+ed\s+by\b", question, re.I))
     doc_asked = bool(nouns & _stems(_DOCUMENT_NOUNS)) and target.kind == "what"
     # 'Who did the author talk with ...': the author does the asking verb; another is asked
-    acting = bool(_AUTHOR_ACTS.search(question))
+    acting = bool(_AUTHOR_ACTS.search(question) or _ITS_ACTS.search(question))
+    # header words the question's relation words stand for ('prerequisite': 'Requires')
+    related = relation_stems(question) - _stems(words(question))
 
     # 'Which core developer sponsored ...' asks a person as 'who' does
     person = target.kind == "what" and target.head in PERSON_NOUNS
@@ -451,12 +457,16 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                     key_words, nouns, asked, value, doc_kind,
                     words(src.text[src.text.rfind("\n", 0, end) + 1:end])):
                 score = 1 if key & asked else 0
-            if "by" in key and key & asked - nouns - {"by"} and not passive \
-                    and _REFERENCE.fullmatch(value) and value != number:
+            # (a relation in other words only when the question asks which document)
+            linked = key & related - nouns and target.kind == "what" \
+                and bool(nouns & (_stems(_DOCUMENT_NOUNS) | {doc_kind[:5]}))
+            if (("by" in key and key & asked - nouns - {"by"}) or linked) \
+                    and not passive and _REFERENCE.fullmatch(value) and value != number:
                 # 'Which PEP superseded X?' read in X: 'Superseded-By: 435' says the verb
                 # and names the other document, where 'PEP: 354' is X's own number (not for
                 # 'Which PEP was superseded by X?', nor 'Replaces:', whose value is the other
-                # side of the verb)
+                # side of the verb); so do 'Requires: 495' for '... list as a prerequisite'
+                # and 'Superseded-By: 566' for 'Which PEP took its place?' in other words
                 score = 4
             if score == 2 and not _typed_value(target.kind, value):
                 score = 1  # 'Python-Version: 3.10' does not say when
