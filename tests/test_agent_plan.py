@@ -65,6 +65,20 @@ def test_a_name_is_an_author_clause_only_when_the_index_holds_it(dbs: dict) -> N
             assert not [cl for cl in clauses(c, q) if cl.kind == "author"], q
 
 
+def test_an_author_named_without_a_middle_initial_is_found(dbs: dict) -> None:
+    """'Fred Drake's idea of weak references' names the author 'Fred L. Drake, Jr.': the
+    phrase admits nothing, one word apart (NEAR/1) does; an idea or a plan of a person is
+    theirs as a PEP is."""
+    from sieve_lite.agent.question import analyze
+
+    q = "Fred Drake's idea of weak references: what did it call the objects?"
+    assert analyze(q).authors == ("Fred Drake",)
+    with sieve_lite.open(dbs["peps"]) as c:
+        got = [cl.bql for cl in clauses(c, q) if cl.kind == "author"]
+        assert got == ["NEAR/1(fred drake)[author]"]
+        assert {h.id for h in c.search(got[0], k=5).results} == {"pep-0160", "pep-0205"}
+
+
 def test_document_numbers_become_identifier_clauses(dbs: dict) -> None:
     with sieve_lite.open(dbs["peps"]) as c:
         p = plan(c, "What is the status of PEP 729?")

@@ -168,7 +168,11 @@ def clauses(coll: Any, question: str | Question) -> list[Clause]:
             if all(w in STOPWORDS for w in ws):
                 continue
             # Only a name the index holds among authors (checked, never guessed).
-            if add(Clause(f"{_phrase(ws)}[author]", "author", f"{name} as an author")):
+            if add(Clause(f"{_phrase(ws)}[author]", "author", f"{name} as an author")) or (
+                    # 'Nathaniel Smith' for the author 'Nathaniel J. Smith': a middle name
+                    # or initial the question leaves out
+                    len(ws) > 1 and add(Clause(f"NEAR/1({' '.join(ws)})[author]", "author",
+                                               f"{name} as an author"))):
                 taken.add(" ".join(ws))
     if "date" in fields:
         # only a date of the document itself ('the 2024 proposal', 'created in May 2020'),

@@ -381,7 +381,7 @@ def _person_names(runs: tuple[str, ...]) -> list[str]:
 _WRITING = r"(?:created|create|creates|wrote|write|writes|written|proposed|propose|proposes|" \
     r"authored|co-authored|coauthored|submitted|drafted|filed|published|penned)"
 _DOC_NOUNS = r"(?:pep|peps|rfc|rfcs|proposal|proposals|document|draft|spec|specification|" \
-    r"article|paper|post|report)"
+    r"article|paper|post|report|idea|ideas|write-up|writeup|plan|design)"
 
 
 def _authored(text: str, name: str) -> bool:
