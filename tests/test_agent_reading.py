@@ -1958,26 +1958,3 @@ def test_only_a_person_is_sure_enough_when_a_person_is_asked() -> None:
     what = by_likelihood(_Prefers("TypeAlias"), "What special form marks a type alias?",
                          text, cands)
     assert what.answer is not None and what.answer.text == "TypeAlias"
-
-
-def test_a_code_name_that_adds_words_to_the_question_s_is_less_held_back(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """'get_context_stack' for 'What function would let you introspect the context stack?'
-    shares two words with the question but adds one: its prior is cut by ``CODE_OVERLAP``
-    (0.8), not by the 0.6 of other spans that share words; a code name that shares none
-    is not cut."""
-    import sieve_lite.agent.read as read
-
-    q = "What function would still let you introspect the context stack?"
-    text = "For debugging, ``get_context_stack()`` or ``snapshot_frames()`` show it."
-
-    def priors() -> dict[str, float]:
-        got = read_for(q, text, None, lambda _w: 1.0, use_nlp=False)
-        return {c.text: c.prior for c in got.candidates if c.kind == "code"}
-
-    now = priors()
-    monkeypatch.setattr(read, "CODE_OVERLAP", 0.6)
-    before = priors()
-    assert now["get_context_stack()"] == pytest.approx(before["get_context_stack()"] * 0.8 / 0.6,
-                                                       abs=1e-3)
-    assert now["snapshot_frames()"] == before["snapshot_frames()"]

@@ -710,8 +710,6 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                                          for w in ws):
                 shared = set()
             overlap = 0.6 if shared else 1.0
-            if shared and kind == "code" and set(ws) - split - STOPWORDS:
-                overlap = CODE_OVERLAP
             if marks:
                 dist = min(abs(at - m) for m in marks) / 40.0
                 near = 1.0 / (1.0 + dist)
@@ -748,12 +746,6 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
     return sorted(_named_as_asked(q, out.values()), key=lambda c: (-c.prior, len(c.text)))
 
 
-# The prior's factor for a code name that shares words with the question but adds its own
-# ('get_context_stack' for 'What function would let you introspect that stack?'; 0.6 for
-# other spans that share words): names in code are joined from words. On the
-# 481 PEP dev prose questions read at their gold section, the right candidate ranks first
-# 239 times (238 at 0.6, 235 at 1.0), among the 14 offered 426 (425, 427).
-CODE_OVERLAP = 0.8
 NOT_NAMED = 0.3   # the prior's factor for another name when one is named as asked
 NOT_A_KIND = 0.5  # ... for a name of the noun asked when the question asks what kind
 IN_PLACE_FIT = 0.9  # the kind's fit of a span said where the question word stands
