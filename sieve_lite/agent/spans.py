@@ -458,8 +458,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                     words(src.text[src.text.rfind("\n", 0, end) + 1:end])):
                 score = 1 if key & asked else 0
             # (a relation in other words only when the question asks which document)
-            linked = key & related - nouns and target.kind == "what" \
-                and bool(nouns & (_stems(_DOCUMENT_NOUNS) | {doc_kind[:5]}))
+            linked = bool(key & related - nouns) and (
+                doc_asked or (target.kind == "what" and doc_kind[:5] in nouns))
             if (("by" in key and key & asked - nouns - {"by"}) or linked) \
                     and not passive and _REFERENCE.fullmatch(value) and value != number:
                 # 'Which PEP superseded X?' read in X: 'Superseded-By: 435' says the verb
