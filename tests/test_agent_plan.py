@@ -303,6 +303,21 @@ def test_title_words_may_be_words_a_quarter_of_the_texts_use(dbs: dict) -> None:
         assert title_words(c, "Which python release came first?") == []
 
 
+def test_a_whole_title_is_found_when_the_ranker_rates_others(dbs: dict) -> None:
+    """A run of three words or more that is a whole title ('keyword only arguments' is
+    *Keyword-Only Arguments*) names that document even when the ranker, misled by the
+    question's other words, rates other documents first; two words, or part of a title, do
+    not (a title phrase must then name a document the ranker rates)."""
+    from sieve_lite.agent.plan import found_phrases
+
+    elsewhere = ["pep-0226", "pep-0251"]
+    with sieve_lite.open(dbs["peps"]) as c:
+        got = found_phrases(c, "Who proposed changing the division operator?", good=elsewhere)
+        assert [cl.bql for cl in got] == ['"changing the division operator"[title]']
+        assert found_phrases(c, "Who proposed dict comprehensions?", good=elsewhere) == []
+        assert found_phrases(c, "Who wrote the 2.2 release schedule?", good=["pep-0238"]) == []
+
+
 def test_a_term_with_a_one_letter_part_is_searched_whole(dbs: dict) -> None:
     """'f-strings', 't-strings', 'C-extension': the letter is no word alone (a one-letter
     word selects nothing), so the term is a phrase anywhere, not a title the letter's

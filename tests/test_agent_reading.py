@@ -44,6 +44,8 @@ DATA = Path(__file__).resolve().parent / "data"
     ("How long may a line be under the style guide?", "number", set()),
     ("Which new type slot are __del__ methods mapped to?", "what", {"slot"}),
     ("Which Python version first shipped the logging package?", "what", {"python", "version"}),
+    # a number inside the noun phrase qualifies it: 'Python 2 release' is a Python release
+    ("Which Python 2 release finally got dict comprehensions?", "what", {"python", "release"}),
     ("Which environment variable turns off the colours?", "what", {"environment", "variable"}),
     ("Which PEP moved f-strings into the grammar?", "what", {"pep"}),
     ("What CBS-affiliated station serves Pontotoc County?", "what", {"station"}),

@@ -230,7 +230,12 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
     out: list[Clause] = []
     spans: list[tuple[int, int] | None] = []  # a title phrase's place among the words
     covered: list[str] = [f" {x} " for x in inside]
-    for n in range(min(MAX_PHRASE, len(ws)), 1, -1):
+    # a second pass, when the first finds nothing: a run of three words or more that is a
+    # whole title ('keyword only arguments') names it though the ranker puts others first
+    for whole, n in [(False, n) for n in range(min(MAX_PHRASE, len(ws)), 1, -1)] + \
+            [(True, n) for n in range(min(MAX_PHRASE, len(ws)), 2, -1)]:
+        if whole and (out or not good):
+            break
         for i in range(len(ws) - n + 1):
             run = ws[i:i + n]
             if run[0] in STOPWORDS or run[-1] in STOPWORDS or min(map(len, run)) < 2 \
@@ -239,12 +244,13 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
             text = " ".join(run)
             if any(f" {text} " in c for c in covered):
                 continue
-            for f in fields:
+            for f in [x for x in fields if x == "title"] if whole else fields:
                 bql = f'"{text}"[{f}]'
                 # a title names what a document is about; a heading or a header value that
                 # happens to hold the words must name the document the ranker rates first
                 want = set(good[:2]) if f == "title" else set(good[:1])
-                n_docs = _meets(coll, bql, want) if want or not good else 0
+                n_docs = _whole_title(coll, bql, run) if whole else \
+                    _meets(coll, bql, want) if want or not good else 0
                 # a phrase that many documents share names nothing in particular
                 if 0 < n_docs <= cap:
                     out.append(Clause(bql, "found", f"'{text}' is a {_FIELD_NOUN[f]} here"))
@@ -257,6 +263,22 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
             break
     return [c if at is None else _numbered(coll, c, ws, *at, covered)
             for c, at in zip(out, spans, strict=True)]
+
+
+def _whole_title(coll: Any, query: str, run: list[str]) -> int:
+    """Documents a title phrase admits when one of their titles is the phrase and nothing
+    more (its content words, in order: 'keyword only arguments' is *Keyword-Only Arguments*):
+    the question names that document whatever the ranker makes of its other words; 0
+    otherwise."""
+    try:
+        res = coll.search(query, k=10, ranker="bm25", strict=True)
+    except QueryError:
+        return 0
+    want = [w for w in run if w not in STOPWORDS]
+    for r in res.results:
+        if [w for w in words(str(r.title)) if w not in STOPWORDS] == want:
+            return int(res.total)
+    return 0
 
 
 _FIELD_NOUN = {"title": "title", "section": "section heading", "infobox": "header value"}

@@ -663,6 +663,9 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
             if len(run) == 2 and rest[2:3] and rest[2] in ("a", "an", "the", "its", "his",
                                                           "her", "their"):
                 run = run[:1]
+            # a number inside the run qualifies ('which Python 2 release': python release)
+            if len(run) > 2 and any(w.isdigit() for w in run[1:-1]):
+                run = [w for w in run if not w.isdigit()]
             # the head of 'which new type slot' is 'slot'; 'which python version' keeps
             # both ('Python-Version:'), a run of two names one thing
             nouns = run[-2:] if len(run) <= 2 else run[-1:]

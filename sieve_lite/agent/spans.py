@@ -220,7 +220,7 @@ _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored
             "co-authored", "coauthored", "proposed", "proposes", "propose", "created",
             "creates", "drafted", "submitted", "penned", "behind", "by", "invented",
             "introduced", "conceived", "devised", "came",  # 'who came up with'
-            "filed")
+            "filed", "designed")  # 'Who designed the Unicode integration ...'
 # Phrases of making a proposal one's own that no single word of ``_WRITING`` says: 'put
 # together', 'put forward', 'drew up', 'pushed for', 'championed', 'Whose idea was ...', and
 # 'file' before a determiner ('When did Daniel Stutzbach file his proposal': 'file' is a noun
@@ -256,6 +256,9 @@ _PARTS = ("rationale|implementation|patch|patches|code|module|modules|library|li
 # starts what was proposed, not the thing written)
 _WRITES_A_PART = re.compile(rf"\b(?:{_WRITE_VERBS})\s+(?:up\s+with\s+)?"
                             rf"(?!that\s+(?:the|a|an|its|their)\b)"
+                            # 'Who proposed putting parameter documentation inside ...':
+                            # a gerund object is the act proposed, not a part written
+                            rf"(?!\w+ing\s)"
                             rf"(?:(?:the|a|an|its|their|this|that)\s+)?"
                             rf"(?:[\w.'-]+\s+){{0,2}}?(?:{_PARTS})\b", re.I)
 # A name right after a writing verb ('Who wrote Heapy?')
@@ -264,7 +267,10 @@ _WROTE_A_NAME = re.compile(rf"\b(?:{_WRITE_VERBS})\s+([A-Z][\w+-]*)")
 # by whom', not the verb of another clause ('who helped with the module behind the iterator')
 _WHO_WRITES = re.compile(rf"\b(?:who(?:m|se)?|which|what)\s+(?:\S+\s+){{0,4}}?"
                          rf"(?:co-?)?(?:{_WRITE_VERBS})\b|\b(?:{_WRITE_VERBS})\s+by\b|\bby\s+whom?\b|"
-                         rf"\bby\s*\?$", re.I)
+                         rf"\bby\s*\?$|"
+                         # '... someone proposed it as an operator. Who was that?'
+                         rf"\b(?:someone|somebody)\s+(?:\w+\s+)?(?:co-?)?(?:{_WRITE_VERBS})\b"
+                         rf"(?=.*\bwho\s+(?:was|is)\s+(?:that|it|this|he|she|they)\b)", re.I)
 
 
 def question_target(question: str) -> Target:
@@ -369,7 +375,9 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     asked = _stems(said)
     nouns = _stems(target.nouns)
     roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
-    other_role = bool(asked & (roles - authors))  # 'Who is the release manager ...'
+    # 'Who is the release manager ...' (not 'Who designed ...': a writing verb, though its
+    # stem is the designer's)
+    other_role = bool(asked & (roles - authors - _stems(_WRITING)))
     # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
     # the text names, not the document's author
     # ... about the document: not a part of it or something else written
