@@ -1960,3 +1960,28 @@ def test_only_a_person_is_sure_enough_when_a_person_is_asked() -> None:
     what = by_likelihood(_Prefers("TypeAlias"), "What special form marks a type alias?",
                          text, cands)
     assert what.answer is not None and what.answer.text == "TypeAlias"
+
+
+def test_a_name_the_collection_knows_as_an_author_is_a_person() -> None:
+    """The tagger calls some names a company ('Christian Heimes'); a 'who' question's
+    candidate that the collection's author field holds as a phrase is a person's name, with
+    a person's fit. The check is the index's, made once per name; a collection without
+    authors has none."""
+    from sieve_lite.agent.read import collection_persons
+    from tests.test_agent_plan import _build
+
+    q = analyze("The PEP mentions that the port itself was upstreamed in 2022. Who did that?")
+    text = ("The Emscripten port was upstreamed in 2022 by Christian Heimes, who also wrote "
+            "the build scripts. Pyodide has used it since.")
+    plain = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0).candidates}
+    known = {c.text: c for c in read_for(q, text, ("d", "s"), lambda _w: 1.0,
+                                         persons=lambda n: n == "Christian Heimes").candidates}
+    assert known["Christian Heimes"].kind == "person"
+    assert plain["Christian Heimes"].kind != "person"
+    assert known["Christian Heimes"].prior > plain["Christian Heimes"].prior
+    db = _build(Path(__import__("tempfile").mkdtemp()), "peps", DATA / "corpora" / "peps")
+    with sieve_lite.open(db) as coll:
+        persons = collection_persons(coll)
+        assert persons is not None
+        assert persons("Jelle Zijlstra") and not persons("Steering Council")
+        assert not persons("Zijlstra") and not persons("Jelle Zijlstra 2")

@@ -617,12 +617,15 @@ def written_whole(q: Question, text: str) -> bool:
 
 
 def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str] | None,
-                     use_nlp: bool = True, top: int = CANDIDATE_SENTENCES) -> list[Candidate]:
+                     use_nlp: bool = True, top: int = CANDIDATE_SENTENCES,
+                     persons: Callable[[str], bool] | None = None) -> list[Candidate]:
     """Candidates from the best ``top`` sentences, best first. The prior of a candidate is
     its sentence's score relative to the best sentence, times how well its kind fits the
     question (``_kind_weights``), times its nearness to the question's words in the sentence
     (1 when next to one, falling with distance), times 0.6 when it shares words with the
-    question. Candidates made only of the question's words or stopwords are left out."""
+    question. Candidates made only of the question's words or stopwords are left out.
+    ``persons`` (a name -> whether the collection knows it as a person's) makes a name the
+    tagger did not call a person one ('Christian Heimes', an author here, is no company)."""
     if not ranked or ranked[0].score <= 0:
         return []
     weights = _kind_weights(q)
@@ -656,6 +659,10 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 text = _EMPHASIS.sub(r"\1", text)  # '*executable* permission'
             if _URL.search(text) and not (kind == "code" and _PATH.match(text)):
                 continue  # an address is where something is, not what it is
+            if persons is not None and kind in _PERSON_LIKE and \
+                    weights.get("person", 0.0) > weights.get(kind, 0.0) and \
+                    text[:1].isupper() and persons(text):
+                kind = "person"
             w = 1.0 if _names_asked(q, text) else _kind_fit(q, text, kind, weights)
             if q.target.asks_kind and _name_of(text, q.target.head):
                 # 'What kind of university ...' asks for a kind ('a land-grant university'),
@@ -746,6 +753,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
     return sorted(_named_as_asked(q, out.values()), key=lambda c: (-c.prior, len(c.text)))
 
 
+# Kinds the tagger gives a person's name it does not know ('Christian Heimes': an ORG)
+_PERSON_LIKE = frozenset({"entity", "phrase", "named"})
 NOT_NAMED = 0.3   # the prior's factor for another name when one is named as asked
 NOT_A_KIND = 0.5  # ... for a name of the noun asked when the question asks what kind
 IN_PLACE_FIT = 0.9  # the kind's fit of a span said where the question word stands
@@ -910,16 +919,18 @@ def fill_blank(question: str, text: str) -> tuple[str, int] | None:
 
 def read_for(q: Question | str, text: str, label: tuple[str, str] | None,
              idf: Callable[[str], float], embed: Callable[[list[str]], Any] | None = None,
+             persons: Callable[[str], bool] | None = None,
              shown: int = SHOWN_SENTENCES, use_nlp: bool = True) -> Reading:
     """Narrow one read to the question: its best sentences and their candidates. A blank
-    the question quotes, found in the text, is a candidate of its own (kind 'blank')."""
+    the question quotes, found in the text, is a candidate of its own (kind 'blank').
+    ``persons``: see ``score_candidates``."""
     q = analyze(q)
     text = _DOC_ROLE.sub(lambda m: m.group(2) or f"{m.group(1).upper()} {m.group(3)}", text)
     plain = _LINK.sub(lambda m: m.group(1) or m.group(2), text)
     sentences = split_sentences(_BARE_URL.sub("", _FOOTNOTE_REF.sub("", plain)))
     ranked = rank_sentences(q, sentences, idf, embed)
     keep = [s for s in ranked[:shown] if s.score > 0] or ranked[:1]
-    cands = score_candidates(q, ranked, label, use_nlp)
+    cands = score_candidates(q, ranked, label, use_nlp, persons=persons)
     filled = fill_blank(q.text, text)
     if filled is not None:
         fill, _at = filled
@@ -986,24 +997,48 @@ def collection_idf(coll: Any) -> Callable[[str], float]:
     return idf
 
 
-_READERS: dict[int, tuple[Any, Callable[[str], float],
-                          Callable[[list[str]], Any] | None]] = {}
+def collection_persons(coll: Any) -> Callable[[str], bool] | None:
+    """A name (two to four words of letters) -> whether the collection's author field holds
+    it as a phrase, cached; None when the collection has no authors. The index says who is a
+    person, as it does for the planner's names: no list of names."""
+    if "author" not in (getattr(coll, "fields", None) or ()):
+        return None
+    from ..errors import QueryError
+
+    @lru_cache(maxsize=1024)
+    def known(ws: tuple[str, ...]) -> bool:
+        try:  # a phrase of validated words (letters only), never the text as written
+            return int(coll.search(f'"{" ".join(ws)}"[author]', k=1, ranker="bm25",
+                                   strict=True).total) > 0
+        except QueryError:
+            return False
+
+    def is_person(name: str) -> bool:
+        ws = tuple(words(name))
+        return 2 <= len(ws) <= 4 and all(w.isalpha() for w in ws) and known(ws)
+
+    return is_person
 
 
-def reader_for(tools: Any) -> tuple[Callable[[str], float], Callable[[list[str]], Any] | None]:
-    """(idf, embed) of the episode's collection, made once per open collection."""
+_READERS: dict[int, tuple[Any, Callable[[str], float], Callable[[list[str]], Any] | None,
+                          Callable[[str], bool] | None]] = {}
+
+
+def reader_for(tools: Any) -> tuple[Callable[[str], float], Callable[[list[str]], Any] | None,
+                                    Callable[[str], bool] | None]:
+    """(idf, embed, persons) of the episode's collection, made once per open collection."""
     coll = getattr(tools, "coll", None)
     if coll is None:
-        return (lambda _w: 1.0), None
+        return (lambda _w: 1.0), None, None
     got = _READERS.get(id(coll))
     if got is None or got[0] is not coll:
         # No embedder: fused with the sentences' embeddings the gold sentence came first
         # less often than by its words alone (33-36 against 37 of 49 natural PEP questions,
         # bench/read.py), and embedding a read cost a second on a busy machine.
-        got = (coll, collection_idf(coll), None)
+        got = (coll, collection_idf(coll), None, collection_persons(coll))
         _READERS.clear()  # one collection at a time: a closed one's entry is dropped
         _READERS[id(coll)] = got
-    return got[1], got[2]
+    return got[1], got[2], got[3]
 
 
 def collection_embedder(coll: Any) -> Callable[[list[str]], Any] | None:
@@ -1021,5 +1056,5 @@ def collection_embedder(coll: Any) -> Callable[[list[str]], Any] | None:
 
 
 __all__ = ["CODE_NOUNS", "Candidate", "Reading", "Sentence", "collection_embedder",
-           "collection_idf", "extract", "nlp", "rank_sentences", "read_for", "reader_for",
-           "score_candidates", "split_sentences", "written_whole"]
+           "collection_idf", "collection_persons", "extract", "nlp", "rank_sentences",
+           "read_for", "reader_for", "score_candidates", "split_sentences", "written_whole"]
