@@ -344,6 +344,10 @@ def test_the_author_answers_who_wrote_the_document_not_a_part_of_it() -> None:
     score, values, _ = keyed_lines(sponsored, "Which core developer sponsored the union "
                                    "operator proposal?", STOPWORDS)
     assert score == 2 and values == {"Chris", "Angelico"}
+    # ... and so does a 'core dev'
+    score, values, _ = keyed_lines(sponsored, "The union operator proposal was written by "
+                                   "Maggie Moss, but which core dev sponsored it?", STOPWORDS)
+    assert score == 2 and values == {"Chris", "Angelico"}
     # a part written in a clause that only says which document is no part asked about
     assert keyed_lines(idx, "When was the proposal that introduced the abc module written?",
                        STOPWORDS)[0] == 2
@@ -509,6 +513,9 @@ QUESTIONS = [
     # one option and an open other: the thing itself is asked, not a choice of two
     ("Mike Miller's write-up on string interpolation: was it filed as a Standards Track PEP "
      "or as some other kind?", "what", {"type"}),
+    # ... as does one option and a question of its own
+    ("The steering council election PEP for 2020: is it a process PEP, or what type is it?",
+     "what", {"type"}),
 ]
 
 

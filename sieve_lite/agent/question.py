@@ -684,8 +684,8 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         first = _words(text)[:1]
         kind = "yesno" if first and first[0] in _POLAR else "what"
         other = _OTHER_THING.search(clause)
-        if other and other.group(1):
-            thing = other.group(1).lower()
+        if other and (other.group(1) or other.group(2)):
+            thing = (other.group(1) or other.group(2)).lower()
             kind, nouns = "what", ["type" if thing in ("kind", "sort", "kinds", "sorts")
                                    else thing]
     if kind == "what" and re.search(
@@ -808,8 +808,12 @@ _LAST_OPTIONS = re.compile(
 
 # 'Was it filed as a Standards Track PEP or as some other kind?': one option and an open
 # other asks for the thing itself (a type here, 'some other version' a version)
+# ... and so does one option and a question of its own: 'is it a process PEP, or what type
+# is it?'
 _OTHER_THING = re.compile(r"\bor\s+(?:as\s+|is\s+it\s+|was\s+it\s+)?(?:some|any|an)\s*other\s+"
-                          r"([a-z]+)\b|\bor\s+something\s+else\b", re.I)
+                          r"([a-z]+)\b|\bor\s+something\s+else\b|"
+                          r"\bor\s+(?:what|which)\s+([a-z]+)\s+(?:is|was|are|were)\s+(?:it|they)\b",
+                          re.I)
 
 
 def _options(text: str) -> tuple[str, ...]:

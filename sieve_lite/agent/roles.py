@@ -31,7 +31,8 @@ photographer politician engineer footballer comedian dancer businessman industri
 # asked for (read.py's candidates, spans.py's 'Sponsor:' line)
 PERSON_NOUNS = frozenset({"person", "author", "developer", "manager", "editor", "owner",
                           "creator", "inventor", "founder", "director", "champion",
-                          "delegate", "maintainer", "writer"})
+                          "delegate", "maintainer", "writer", "dev", "committer",
+                          "contributor"})  # 'which core dev sponsored it?'
 
 # A name: capitalised words ('J.' an initial), a particle between them ('Ludwig van
 # Beethoven'); one word is a name too ('Ruslana', 'Diplo'), a number may lead ('2 Chainz').
