@@ -712,3 +712,8 @@ def test_a_link_said_in_other_words_answers_which_document() -> None:
                              "pep-0500")
     # without the relation word, 'PEP:' is the noun asked and its value the document's own
     assert keyed_lines(idx, "Which PEP is the datetime protocol?", STOPWORDS)[1] != {"495"}
+    # the relation said outright, the document the verb's subject: the line answers too;
+    # the document the verb's object ('Which PEP requires it?') it does not
+    q = "The datetime protocol builds on an earlier PEP. Which one does it list as required?"
+    assert keyed_lines(idx, q, STOPWORDS)[:2] == (4, {"495"})
+    assert keyed_lines(idx, "Which PEP requires the datetime protocol?", STOPWORDS)[0] < 4

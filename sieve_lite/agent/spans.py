@@ -351,6 +351,10 @@ _DOCUMENT_NOUNS = ("proposal", "document", "specification", "spec")
 # the verb to a person it names; the 'Author:' line is not that person
 _ITS_ACTS = re.compile(r"\bwho(?:m)?\s+(?:did|does|do)\b[^?]{0,80}?\b(?:thank|credit|acknowledg|"
                        r"cite|quote|mention|blame|consult|prais)\w*\b", re.I)
+# 'Which one does it list as required?', 'Which PEP did the proposal replace?': the question
+# word is the object of a verb whose subject is the document
+_OBJECT_ASKED = re.compile(r"\b(?:which|what)\b[^?,.;]{0,40}?\b(?:does|did|do)\s+(?:it|this|that|"
+                           r"the\s+(?:pep|rfc|proposal|document))\b", re.I)
 _AUTHOR_ACTS = re.compile(r"\bwho(?:m)?\s+(?:did|does|do|has|had|have|would|will|could|might)"
                           r"\s+(?:the|its|this|that|his|her|their)\s+(?:\w+\s+)?(?:co-?)?authors?\b",
                           re.I)
@@ -404,8 +408,12 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     doc_asked = bool(nouns & _stems(_DOCUMENT_NOUNS)) and target.kind == "what"
     # 'Who did the author talk with ...': the author does the asking verb; another is asked
     acting = bool(_AUTHOR_ACTS.search(question) or _ITS_ACTS.search(question))
-    # header words the question's relation words stand for ('prerequisite': 'Requires')
-    related = relation_stems(question) - _stems(words(question))
+    # header words the question's relation words stand for ('prerequisite': 'Requires'); its
+    # own words too when the document read is the verb's subject and the one asked its
+    # object ('Which one does it list as required?'), not 'Which PEP requires it?'
+    related = relation_stems(question)
+    if not _OBJECT_ASKED.search(question):
+        related -= _stems(words(question))
 
     # 'Which core developer sponsored ...' asks a person as 'who' does
     person = target.kind == "what" and target.head in PERSON_NOUNS
