@@ -318,6 +318,17 @@ def test_a_whole_title_is_found_when_the_ranker_rates_others(dbs: dict) -> None:
         assert found_phrases(c, "Who wrote the 2.2 release schedule?", good=["pep-0238"]) == []
 
 
+def test_a_short_quoted_value_with_a_number_is_no_title(dbs: dict) -> None:
+    """'a version written like 'v1.0'' quotes an example: a title or heading that happens to
+    hold it ('... to Python 2.7') names another thing, so the quote is a phrase anywhere; a
+    quoted title with a number is still a title."""
+    with sieve_lite.open(dbs["peps"]) as c:
+        got = [cl.bql for cl in clauses(c, "What must tools do with a version like '2.7'?")]
+        assert got == ['"2 7"']
+        got = [cl.bql for cl in clauses(c, "Which PEP is 'Python 2.2 Release Schedule'?")]
+        assert got == ['"python 2 2 release schedule"[title]']
+
+
 def test_a_term_with_a_one_letter_part_is_searched_whole(dbs: dict) -> None:
     """'f-strings', 't-strings', 'C-extension': the letter is no word alone (a one-letter
     word selects nothing), so the term is a phrase anywhere, not a title the letter's

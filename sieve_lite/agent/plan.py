@@ -126,8 +126,11 @@ def clauses(coll: Any, question: str | Question) -> list[Clause]:
             continue
         ph = _phrase(ws)
         # a quoted title or heading where the field holds it, else the phrase anywhere
+        # ... but a short quoted value with a number ('v1.0', '-0.00') is an example of what
+        # is asked about: a heading that happens to say it names another thing
         tries = [Clause(f"{ph}[{f}]", f, f"'{text}' in a {f}")
-                 for f in ("title", "section") if f in fields]
+                 for f in ("title", "section") if f in fields
+                 and not (len(ws) <= 2 and any(ch.isdigit() for ch in text))]
         # every field that holds it (the conjunctions keep the one that fits the rest)
         if [c for c in tries if add(c)] or add(Clause(ph, "phrase", f"the quoted '{text}'")):
             taken.add(" ".join(ws))
