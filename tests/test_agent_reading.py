@@ -1997,6 +1997,4 @@ def test_sentences_match_the_question_words_in_their_inflections() -> None:
                          ["The maximum is set elsewhere for now.",
                           "Limit all lines to a maximum of 79 characters."], lambda _w: 1.0)
     assert got[0].text.startswith("Limit all lines")
-    # ... while a sentence's coverage, which the answer gates were calibrated on, stays on
-    # five letters
-    assert got[0].coverage == got[1].coverage
+    assert got[0].coverage > got[1].coverage

@@ -281,7 +281,7 @@ def _stems(text: str) -> set[str]:
 def rank_sentences(q: Question, sentences: Sequence[str], idf: Callable[[str], float],
                    embed: Callable[[list[str]], Any] | None = None) -> list[Sentence]:
     """The read's sentences scored for the question, best first: BM25 of the question's
-    content words (``words.stem5``; ``idf`` of each word), fused with embedding cosine
+    content words (first five letters; ``idf`` of each word), fused with embedding cosine
     when ``embed`` (texts -> normalised vectors, question first) is given."""
     if not sentences:
         return []
@@ -313,12 +313,8 @@ def rank_sentences(q: Question, sentences: Sequence[str], idf: Callable[[str], f
         dense = {i: r for r, i in enumerate(sorted(pool, key=lambda i: (-sims[i], i)))}
         for i in pool:
             fused[i] += DENSE_WEIGHT / (_RRF_K + dense[i])
-    # coverage stays on five letters: the answer gates (choice.py) were calibrated on it, and
-    # counting inflections raised every sentence's (replayed end to end: 10 new wrong answers)
-    five = {w[:5]: idf(w) for w in q.content}
-    total = sum(five.values()) or 1.0
-    cover = [sum(w for stem, w in five.items() if stem in {x[:5] for x in words(s)}) / total
-             for s in sentences]
+    total = sum(qstems.values()) or 1.0
+    cover = [sum(w for stem, w in qstems.items() if stem in set(t)) / total for t in toks]
     out = [Sentence(s, i, fused[i], round(cover[i], 3)) for i, s in enumerate(sentences)]
     return sorted(out, key=lambda s: (-s.score, s.index))
 
