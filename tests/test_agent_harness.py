@@ -717,13 +717,3 @@ def test_a_link_said_in_other_words_answers_which_document() -> None:
     q = "The datetime protocol builds on an earlier PEP. Which one does it list as required?"
     assert keyed_lines(idx, q, STOPWORDS)[:2] == (4, {"495"})
     assert keyed_lines(idx, "Which PEP requires the datetime protocol?", STOPWORDS)[0] < 4
-
-
-def test_a_section_best_sentence_matches_inflected_words(coll) -> None:
-    """A section's best sentence, which orders the sections read, matches the question's
-    words in their inflections ('line' and 'lines'), as the headings do."""
-    tools = CollectionTools(coll, compact=True)
-    tools.focus = ["maximum", "line", "length"]
-    tools.question_text = "What is the maximum line length?"
-    with_lines = tools._best_sentence("Limit all lines to a maximum of 79 characters.")
-    assert with_lines > tools._best_sentence("The maximum is set elsewhere for now.")

@@ -1985,16 +1985,3 @@ def test_a_name_the_collection_knows_as_an_author_is_a_person() -> None:
         assert persons is not None
         assert persons("Jelle Zijlstra") and not persons("Steering Council")
         assert not persons("Zijlstra") and not persons("Jelle Zijlstra 2")
-
-
-def test_sentences_match_the_question_words_in_their_inflections() -> None:
-    """'line' in the question and 'lines' in the text are one word to the sentence ranking
-    (``words.stem5``: one ending off, then five letters), as they are to the headings:
-    'Limit all lines to a maximum of 79 characters' holds two of 'maximum line length'."""
-    from sieve_lite.agent.read import rank_sentences
-
-    got = rank_sentences(analyze("What is the maximum line length?"),
-                         ["The maximum is set elsewhere for now.",
-                          "Limit all lines to a maximum of 79 characters."], lambda _w: 1.0)
-    assert got[0].text.startswith("Limit all lines")
-    assert got[0].coverage > got[1].coverage

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from ..words import stem5, words
+from ..words import words
 from .lives import asked_fact, life_date, life_place
 from .pipeline import nlp
 from .places import is_demonym, lookup, nation
@@ -285,8 +285,8 @@ def rank_sentences(q: Question, sentences: Sequence[str], idf: Callable[[str], f
     when ``embed`` (texts -> normalised vectors, question first) is given."""
     if not sentences:
         return []
-    qstems = {stem5(w): idf(w) for w in q.content}
-    toks = [[stem5(w) for w in words(s)] for s in sentences]
+    qstems = {w[:5]: idf(w) for w in q.content}
+    toks = [[w[:5] for w in words(s)] for s in sentences]
     avg = sum(len(t) for t in toks) / len(toks) or 1.0
     k1, b = 0.9, 0.4
     lex = []
