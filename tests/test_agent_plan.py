@@ -290,10 +290,11 @@ def test_title_words_may_be_words_a_quarter_of_the_texts_use(dbs: dict) -> None:
     may be (``MAX_SELECT_SHARE``), but few enough to make a title with the question's other
     words ('Special __main__() function in modules'). 'python', in 19, makes none."""
     from sieve_lite.agent import plan as planner
+    from sieve_lite.agent.queries import admits
 
     question = "Who wanted modules to have a main that is a function?"
     with sieve_lite.open(dbs["peps"]) as c:
-        assert planner._admits(c, "main") / c.documents > planner.MAX_SELECT_SHARE
+        assert admits(c, "main") / c.documents > planner.MAX_SELECT_SHARE
         got = title_words(c, question)
         assert [x.bql for x in got] == ["modules main function[title]"]
         p = plan(c, question)

@@ -42,7 +42,7 @@ from typing import Any
 
 from ..errors import QueryError
 from ..words import stem5, words
-from .queries import OPERATORS, doc_freq, search_words
+from .queries import OPERATORS, admits, doc_freq, search_words
 from .question import MONTHS, STOPWORDS, Question, analyze
 
 # How sure a kind of clause is to hold for the document asked about (ties between plans).
@@ -88,14 +88,6 @@ class Plan:
     dropped: tuple[str, ...] = ()        # content words dropped to admit something
 
 
-def _admits(coll: Any, query: str) -> int:
-    """Documents a query admits (strict: no fallback; bm25, k = 1: cheap); -1 if refused."""
-    try:
-        return int(coll.search(query, k=1, ranker="bm25", strict=True).total)
-    except QueryError:
-        return -1
-
-
 def _phrase(ws: list[str] | tuple[str, ...]) -> str:
     return f'"{" ".join(ws)}"' if len(ws) > 1 else ws[0]
 
@@ -114,7 +106,7 @@ def clauses(coll: Any, question: str | Question) -> list[Clause]:
     taken: set[str] = set()   # name runs already turned into a clause
 
     def add(c: Clause, most: int = 1 << 30) -> bool:
-        if c.bql not in {x.bql for x in out} and 0 < _admits(coll, c.bql) <= most:
+        if c.bql not in {x.bql for x in out} and 0 < admits(coll, c.bql) <= most:
             out.append(c)
             return True
         return False
@@ -296,7 +288,7 @@ def _numbered(coll: Any, clause: Clause, ws: list[str], i: int, n: int,
         if 0 <= j < len(ws) and ws[j].isdigit() and \
                 not any(f" {ws[j]} " in c for c in covered):
             both = f"{clause.bql} AND {ws[j]}[title]"
-            if _admits(coll, both) > 0:
+            if admits(coll, both) > 0:
                 return Clause(both, clause.kind, f"{clause.why}, with {ws[j]}")
     return clause
 
@@ -313,7 +305,7 @@ def _title_term(coll: Any, word: str) -> tuple[str, int]:
     for suf in _SUFFIX:
         stem = word[: -len(suf)]
         if word.endswith(suf) and len(stem) >= 4:
-            n = _admits(coll, f"{stem}*[title]")
+            n = admits(coll, f"{stem}*[title]")
             return (f"{stem}*", n) if n > 0 else ("", 0)
     return "", 0
 
@@ -404,7 +396,7 @@ def conjunction_words(coll: Any, question: str | Question, inside: set[str]
 def _common(coll: Any, word: str, share: float = MAX_SELECT_SHARE) -> bool:
     """Whether more than ``share`` (``MAX_SELECT_SHARE``) of the documents hold ``word``."""
     docs = max(1, int(getattr(coll, "documents", 0) or 0))
-    return _admits(coll, word) > share * docs
+    return admits(coll, word) > share * docs
 
 
 def plan(coll: Any, question: str | Question, max_clauses: int = 4,
@@ -429,7 +421,7 @@ def plan(coll: Any, question: str | Question, max_clauses: int = 4,
     for size in range(len(pool), 0, -1):
         for combo in itertools.combinations(pool, size):
             query = " AND ".join(c.bql for c in combo)
-            n = _admits(coll, query)
+            n = admits(coll, query)
             if n <= 0:
                 continue
             admitted.append((n, -size, query))
@@ -457,7 +449,7 @@ def plan(coll: Any, question: str | Question, max_clauses: int = 4,
         # nothing names the document: the words rank the whole collection, as one OR group
         # of content words (no stopwords, no words of the question's form)
         query = " OR ".join(rank_words)
-        return Plan(query=query, admitted=_admits(coll, query), clauses=(),
+        return Plan(query=query, admitted=admits(coll, query), clauses=(),
                     why="the question's content words, ranked", words=(),
                     dropped=tuple(dropped))
     parts = [base] if base else []
@@ -478,7 +470,7 @@ def plan(coll: Any, question: str | Question, max_clauses: int = 4,
         # selection's last part joins the group, which then admits all it admits, and the
         # group's words still rank (BQL has no clause that only ranks).
         ranked = f"{query} AND ({' OR '.join(rank[:12])})"
-        kept = _admits(coll, ranked)
+        kept = admits(coll, ranked)
         if kept > 0:
             if kept < n and not _keeps_first(coll, query, ranked):
                 ranked = f"{query} AND ({' OR '.join([*rank[:12], parts[-1]])})"

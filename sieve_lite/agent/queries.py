@@ -49,6 +49,14 @@ def search_words(q: Question | str, leave: Collection[str] = ()) -> list[str]:
     return [w for w in analyze(q).content if w not in OPERATORS and w not in leave]
 
 
+def admits(coll: Any, query: str) -> int:
+    """Documents a query admits (strict: no fallback; bm25, k = 1: cheap); -1 if refused."""
+    try:
+        return int(coll.search(query, k=1, ranker="bm25", strict=True).total)
+    except QueryError:
+        return -1
+
+
 def doc_freq(coll: Any, word: str) -> int:
     """How common the word is: the number of titles or of section texts holding it, whichever
     is larger (the collection's own FTS5 vocabularies; 0 when none holds it)."""
@@ -190,6 +198,7 @@ def plain(query: str) -> str:
     return " ".join(words(query))
 
 
-__all__ = ["MONTHS", "OPERATORS", "STOPWORDS", "Suggestion", "candidates", "content_words",
+__all__ = ["MONTHS", "OPERATORS", "STOPWORDS", "Suggestion", "admits", "candidates",
+           "content_words",
            "doc_freq", "plain", "search_words", "suggest", "titled", "unqualified",
            "unqualified_words"]

@@ -1003,15 +1003,12 @@ def collection_persons(coll: Any) -> Callable[[str], bool] | None:
     person, as it does for the planner's names: no list of names."""
     if "author" not in (getattr(coll, "fields", None) or ()):
         return None
-    from ..errors import QueryError
+    from .queries import admits
 
     @lru_cache(maxsize=1024)
     def known(ws: tuple[str, ...]) -> bool:
-        try:  # a phrase of validated words (letters only), never the text as written
-            return int(coll.search(f'"{" ".join(ws)}"[author]', k=1, ranker="bm25",
-                                   strict=True).total) > 0
-        except QueryError:
-            return False
+        # a phrase of validated words (letters only), never the text as written
+        return admits(coll, f'"{" ".join(ws)}"[author]') > 0
 
     def is_person(name: str) -> bool:
         ws = tuple(words(name))
