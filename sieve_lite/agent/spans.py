@@ -379,9 +379,10 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     asked = _stems(said)
     nouns = _stems(target.nouns)
     roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
+    writing = _stems(_WRITING)
     # 'Who is the release manager ...' (not 'Who designed ...': a writing verb, though its
     # stem is the designer's)
-    other_role = bool(asked & (roles - authors - _stems(_WRITING)))
+    other_role = bool(asked & (roles - authors - writing))
     # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
     # the text names, not the document's author
     # ... about the document: not a part of it or something else written
@@ -399,7 +400,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     acts = _stems(w for w in said if w not in _DOCUMENT_NOUNS and w != "proposals"
                   and w not in described)
     made = bool(_MADE_IT.search(question))
-    writes = bool(acts & _stems(_WRITING) or made) and not part and \
+    writes = bool(acts & writing or made) and not part and \
         (target.kind != "who" or bool(_WHO_WRITES.search(question)) or made)
     # 'Who wrote Heapy?': a name written after the verb, when the document's title does not
     # say it, is another work; its author is not the document's
