@@ -14,11 +14,11 @@ Question sets (``--set``, one or several, comma-separated):
   file uses, written apart from the tuning of the reader to check it (``heldout-prose``).
 * ``fresh`` and ``fresh2``: ``bench/data/pep-fresh.jsonl`` (31) and ``pep-fresh2.jsonl`` (29),
   two more such sets on other PEPs, written in stop 53 (``fresh-prose``, ``fresh2-prose``).
-* ``fresh3`` … ``fresh13``: ``bench/data/pep-fresh3.jsonl`` … ``pep-fresh13.jsonl`` (48 each: 16
+* ``fresh3`` … ``fresh14``: ``bench/data/pep-fresh3.jsonl`` … ``pep-fresh14.jsonl`` (48 each: 16
   header values, 32 prose, the shape of issue 29's check) on yet other PEPs, written in stop 54
   (fresh4 after that stop's reader changes), stop 55, stop 56 (fresh7 after its changes),
-  stop 57, stop 58, stop 59 (fresh11 after that stop's changes), stop 60 and stop 61
-  (fresh13: on PEPs one other question uses, at other sections).
+  stop 57, stop 58, stop 59 (fresh11 after that stop's changes), stop 60, stop 61 and stop 62
+  (fresh13 and fresh14: on PEPs one other question uses, at other sections).
 * ``rfc``: ``bench/data/rfc-natural.jsonl``, the same kind of questions over the Rust RFCs, on a
   collection built once, with embeddings, from ``shared/data/corpora/rust-rfcs``
   (``bench/out/rfcs.db``); reported as ``rfc-header``, ``rfc-prose`` and ``rfc-all``.
@@ -93,11 +93,11 @@ FRESH = ROOT / "bench" / "data" / "pep-fresh.jsonl"
 FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 29 more, written at the end of stop 53
 # the natural PEP sets written apart from the reader's tuning, by set name, in run order:
 # fresh3 (stop 54), fresh4 (after stop 54's changes), fresh5 (stop 55), fresh6 and fresh7 (stop 56),
-# fresh8 (stop 57), fresh9 (stop 58), fresh10 and fresh11 (stop 59), fresh12 (stop 60) and
-# fresh13 (stop 61) are 48 each (16 header values, 32 prose), the shape of issue 29's check
+# fresh8 (stop 57), fresh9 (stop 58), fresh10 and fresh11 (stop 59), fresh12 (stop 60),
+# fresh13 (stop 61) and fresh14 (stop 62) are 48 each (16 header values, 32 prose), the shape of issue 29's check
 KEPT_APART = {"heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2,
               **{f"fresh{n}": ROOT / "bench" / "data" / f"pep-fresh{n}.jsonl"
-                 for n in range(3, 14)}}
+                 for n in range(3, 15)}}
 PEPS_DB = ROOT / "collections" / "peps.db"
 RFCS = SHARED / "data" / "corpora" / "rust-rfcs"
 QA_SETS = ("2wiki", "hotpotqa", "musique")
