@@ -407,6 +407,29 @@ def test_a_key_that_qualifies_the_asked_noun_otherwise_does_not_answer() -> None
                        "What is the feature name of the raw identifiers RFC?", STOPWORDS)[0] == 3
 
 
+def test_a_name_that_only_says_which_thing_is_asked_does_not_make_its_key_the_answer() -> None:
+    """'which Python 2 builtin' asks a builtin; 'Python' says whose, so 'Python-Version:' is
+    not what is asked. A release or a version is ('Which Python 2 release'), and so is a line
+    the question calls by its name ('its Type header')."""
+    from sieve_lite.agent.question import STOPWORDS
+    from sieve_lite.agent.spans import keyed_lines
+
+    idx = SpanIndex([Source("PEP: 3111\nTitle: Simple input built-in in Python 3000\n"
+                            "Type: Standards Track\nPython-Version: 3.0", ("pep-3111", "infobox"))])
+    assert keyed_lines(idx, "In Python 3000, which Python 2 builtin got renamed into the new "
+                            "input()?", STOPWORDS)[0] < 2
+    for q in ("Which Python 3 release got the simple input built-in?",
+              "Which Python version was the simple input proposal for?",
+              "The simple input built-in PEP: what is its Type header?"):
+        assert keyed_lines(idx, q, STOPWORDS)[0] == 3, q
+    # a release of another series than the line's ('which Python 2 release' and 3.0) is not
+    # the one the document targets
+    assert keyed_lines(idx, "Which Python 2 release warned about the simple input built-in?",
+                       STOPWORDS)[0] < 2
+    assert keyed_lines(idx, "Which Python 3 release got the simple input built-in?",
+                       STOPWORDS)[0] == 3
+
+
 _FILLER = " ".join(f"Filler sentence number {i} talks about weather." for i in range(12))
 SPREAD = {"id": "pep-0999", "title": "Frobnication", "date": "2020-01-01", "author": ["A B"],
           "sections": [

@@ -48,6 +48,9 @@ DATA = Path(__file__).resolve().parent / "data"
     ("Which Python 2 release finally got dict comprehensions?", "what", {"python", "release"}),
     ("Which environment variable turns off the colours?", "what", {"environment", "variable"}),
     ("Which PEP moved f-strings into the grammar?", "what", {"pep"}),
+    # a pronoun starts the clause after the noun asked ('the last year you can store')
+    ("What's the last year you can store in it?", "what", {"last", "year"}),
+    ("What was the default it replaced?", "what", {"default"}),
     ("What CBS-affiliated station serves Pontotoc County?", "what", {"station"}),
     ("What kind of quotes should surround a docstring?", "what", {"quotes"}),
     ("Which JavaScript feature inspired the tag prefixes?", "what", {"javascript", "feature"}),
@@ -332,6 +335,11 @@ def test_how_long_is_a_span_of_time_not_a_bare_number() -> None:
                                        "years.", ("d", "s"),
                                        lambda _w: 1.0).candidates}
     assert "five years" in got and "3.7.8 issues" not in got  # a version is no quantity
+    # any number in words, and a word of the kind of days between ('fourteen calendar days')
+    got = {c.text for c in read_for(analyze("How long does a vote stay open?"),
+                                    "Each vote stays open. Votes take fourteen calendar days.",
+                                    ("d", "s"), lambda _w: 1.0).candidates}
+    assert "fourteen calendar days" in got, got
     # 'two' and 'years' are both search stopwords; together they are the answer
     got = {c.text for c in read_for(analyze("How long does a council member serve?"),
                                     "Each council member's term will be two years.",
@@ -477,10 +485,71 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
             "name ``get_loader()``, which is used as follows.")
     got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
     assert got["get_loader()"].placed and not got["imp.load_module()"].placed
+    # the noun asked, then the span alone in brackets: 'utilities (``ctlint``)' for 'What
+    # utility'; a reference in brackets is a citation, no name of it ('handler (PEP 293)')
+    q = analyze("Which utility could rewrite the old comments, according to the author?")
+    text = ("Old comments are a problem. Simple utilities (``ctlint``) could rewrite them, and "
+            "the checker would warn about the rest of the code base.")
+    got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert got["ctlint"].placed and read_for(q, text, None, lambda _w: 1.0).candidates[0] \
+        .text == "ctlint"
+    q = analyze("What is the error handler called that keeps undecodable bytes?")
+    text = ('To keep such bytes, a new error handler (PEP 293) "surrogateescape" is added.')
+    assert not any(c.placed for c in read_for(q, text, None, lambda _w: 1.0).candidates
+                   if "293" in c.text)
+    # ... and the noun asked right before a quoted span ('a message "missing ``zlib``"'),
+    # its inline code marks no part of what it says
+    q = analyze("What error message do you get when the decompressor is missing?")
+    top = read_for(q, 'Compressed archives need ``zlib``. Import of those fails with a message '
+                   '"missing ``zlib``" unless ``zlib`` is there.', None,
+                   lambda _w: 1.0).candidates[0]
+    assert (top.text, top.placed) == ("missing zlib", True)
+    # ... but not when a name is asked: each name proposed is introduced so, the one asked
+    # or not ('The name "time.try_monotonic()" was also proposed')
+    q = analyze("Which name proposed for the clock was rejected as confusing?")
+    got = read_for(q, 'The name "time.try_monotonic()" was also proposed. The name '
+                   '"time.steady()" was rejected as confusing.', None, lambda _w: 1.0).candidates
+    assert not any(c.placed for c in got), got
     # ... but 'called' says nothing when no name is asked
     q = analyze("Which operators might be allowed for rational numbers?")
     cands = read_for(q, text, None, lambda _w: 1.0).candidates
     assert not any(c.placed for c in cands if c.text == "rat")
+
+
+def test_a_year_asked_by_its_noun_is_a_date_and_a_where_about_software_may_be_code() -> None:
+    # 'what's the last year' asks a date, as 'when' does: not the phrases around it
+    q = analyze("Counting nanoseconds in 64 bits, what's the last year you can reach?")
+    top = read_for(q, "Counting nanoseconds in 64 bits reaches times from year 1677 to year "
+                   "2262, which is enough for most uses.", None, lambda _w: 1.0).candidates[0]
+    assert "2262" in top.text and top.kind == "date", top
+    # 'where ... relocated to' about a package: a module written in code is where it goes
+    q = analyze("With the new profiling package, where does the tracing profiler get "
+                "relocated to?")
+    top = read_for(q, "The tracing profiler will be relocated to ``profiling.tracing``, "
+                   "keeping an alias.", None, lambda _w: 1.0).candidates[0]
+    assert top.text == "profiling.tracing", top
+    # ... but a 'where' about no software keeps to places
+    q = analyze("Where was the sprint held?")
+    got = {c.text: c for c in read_for(q, "The sprint, hosted by ACME_CORP, was held in Brno.",
+                                       None, lambda _w: 1.0).candidates}
+    assert "ACME_CORP" not in got or got["ACME_CORP"].prior < got["Brno"].prior
+
+
+def test_a_dotted_name_in_the_namespace_the_question_names_is_not_its_words_again() -> None:
+    # 'which dict method' and 'dict.get()': 'dict' is where the method lives, 'get' the news;
+    # the span is not made less likely for repeating 'dict'
+    q = analyze("When the proposal was turned down, the idea that some dict method would be "
+                "useless was disputed. Which method?")
+    text = ("I do not think dict.get() would be useless once we have the new expressions, and "
+            "EAFP is not always better than LBYL.")
+    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    assert top.text == "dict.get()", top
+    # ... not when the question names the namespace elsewhere: 'instead of
+    # distutils.spawn' does not ask for a distutils thing
+    q = analyze("What should I use instead of the distutils spawn helper?")
+    text = "Use shutil.which instead; distutils.version has no replacement."
+    prior = {c.text: c.prior for c in read_for(q, text, None, lambda _w: 1.0).candidates}
+    assert prior["shutil.which"] > prior["distutils.version"], prior
 
 
 def _candidate_texts(question: str, text: str, use_nlp: bool = False) -> set[str]:
@@ -626,12 +695,28 @@ def test_a_modifier_s_phrase_is_spaced_as_written_and_e_g_is_no_identifier() -> 
     assert not any(t.startswith("cookbookrecipe") or t == "e.g" for t in texts)
 
 
+def test_a_date_in_figures_is_a_date_not_an_address() -> None:
+    # '9/29/2005' has slashes, as a path does; it is the date asked, not three numbers
+    q = analyze("On what date did Guido settle on the conditional expression?")
+    top = read_for(q, "On 9/29/2005, Guido decided to add conditional expressions.", None,
+                   lambda _w: 1.0).candidates[0]
+    assert (top.text, top.kind) == ("9/29/2005", "date"), top
+
+
 def test_a_leading_when_clause_does_not_ask_when() -> None:
     q = analyze("When a bytes-only variant of os.fspath() was turned down, which existing os "
                 "function was said to already offer similar functionality?")
     assert (q.target.kind, q.target.head) == ("what", "function")
     assert analyze("When was the Zen of Python written, and by whom?").target.kind == "when"
     assert analyze("When did the vote end, according to the PEP?").target.kind == "when"
+    # ... nor does one whose question word comes in its last part, after a preposition
+    q = analyze("When the loop syntax was turned down, Guido said that avoiding it was the "
+                "whole point, years earlier, of which builtin?")
+    assert (q.target.kind, q.target.head) == ("what", "builtin")
+    q = analyze("When Brett proposed dropping it, like f((a, b)), which 2.x release would warn?")
+    assert (q.target.kind, q.target.head) == ("what", "release")
+    assert analyze("When did the vote end, after it was extended, and who ran it?"
+                   ).target.kind == "when"
 
 
 def test_a_narrowed_read_fits_its_budget() -> None:
@@ -680,6 +765,8 @@ def test_the_model_abstains_when_no_candidate_is_clearly_the_answer() -> None:
     assert clear.answer is not None and clear.answer.text == "c0"
     assert decide(_cands(0.65, 0.9), [0.6, 0.4], "likelihood").answer is None
     assert decide(_cands(0.55, 0.9), [0.9, 0.1], "likelihood").answer is None
+    # ... and a lone candidate's lead is no sign: it holds all the belief by construction
+    assert decide(_cands(0.65), [1.0], "likelihood").answer is None
 
 
 def test_the_sentence_that_holds_more_of_the_question_wins_a_tie() -> None:

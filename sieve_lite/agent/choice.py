@@ -85,6 +85,7 @@ SURE_MIN_PRIOR_PERSON = 0.6
 CLEAR_SHARE = 0.6
 CLEAR_LEAD = 4.0
 CLEAR_MIN_PRIOR = 0.6
+CLEAR_AMONG = 2        # ... among at least this many (one candidate holds all by construction)
 
 READING_SYSTEM = ("You answer questions from a short text. Reply with the shortest exact "
                   "span of the text that answers the question.")
@@ -197,7 +198,8 @@ def decide(cands: Sequence[Candidate], shares: Sequence[float], method: str,
                       f"{cands[order[1]].text!r} are about as likely")
     floor = MIN_PRIOR_COVERED if relax_covered and cands[best].coverage >= COVERED \
         else MIN_PRIOR
-    if shares[best] >= CLEAR_SHARE and shares[best] >= CLEAR_LEAD * second:
+    if shares[best] >= CLEAR_SHARE and shares[best] >= CLEAR_LEAD * second \
+            and len(order) >= CLEAR_AMONG:
         floor = min(floor, CLEAR_MIN_PRIOR)
     if cands[best].prior < floor and not sure:
         return Choice(None, method, scores, f"{cands[best].text!r} fits the question too "

@@ -456,12 +456,16 @@ def _asking_clause(text: str) -> str:
         if first and first[0] in QUESTION_WORDS:
             # 'When a variant was turned down, which function ...': a leading 'when' clause
             # says when, the question word after its comma asks
-            later = _AFTER_WHEN.match(clause)
+            later = _AFTER_WHEN.match(clause) or _LAST_AFTER_WHEN.match(clause)
             return clause[later.start(1):] if later else clause
     return text
 
 
 _AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?,]*,\s*((?:which|what|who|whom|whose|where|how)\b.*)$")
+# ... or in its last part, after a preposition ('When it was turned down, Guido said that was
+# the whole point, years earlier, of which builtin?')
+_LAST_AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?]*,\s*((?:(?:in|of|by|for|from|with|at|on|to)"
+                              r"\s+)?(?:which|what|who|whom|whose)\b[^,;?]*\??\s*)$")
 
 
 # Words after which a question word still asks ('in which language', 'and who'); after
@@ -483,6 +487,7 @@ def _relative(q: list[str], i: int) -> bool:
 # 'which library that translates ...', 'Which French ace pilot and adventurer ...'.
 _RUN_STOP = frozenset("""with that who whom whose which from through into to as than where
 when while besides and or these those nowadays""".split())
+_PRONOUNS = frozenset("i you he she it we they".split())
 _CASED = re.compile(r"([^\W_]+)([^\w]*)")
 _RUN_END = re.compile(r"[,;:?!()]")
 
@@ -560,8 +565,8 @@ def _noun_run(rest: list[str], cased: list[tuple[str, str]], tags: list[str],
         if x == "and" and run and as_written.islower() and 0 < k <= len(cased) \
                 and cased[k - 1][0][:1].isupper():
             pass  # 'which Lewis and Clark Expedition': 'and' inside a name
-        elif x in _AFTER_WH or x in _POLAR or x in _RUN_STOP:
-            break
+        elif x in _AFTER_WH or x in _POLAR or x in _RUN_STOP or (run and x in _PRONOUNS):
+            break  # ('what's the last year you can represent': 'you' starts the clause)
         # no verb: a word joined by a hyphen ('stand-up', 'jet-powered') or capitalised
         # ('"Virtual Choir"-noted conductor')
         verbless = after.startswith("-") or before.endswith("-") or as_written[:1].isupper()

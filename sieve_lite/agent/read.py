@@ -101,15 +101,20 @@ _UNIT_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[munµ]?s|[kKMGT]i?B|[kKMG
 _TIME_UNITS = ("second", "minute", "hour", "day", "week", "month", "year", "decade", "century",
                "centuries")
 _DURATION = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|eighteen|"
-    rf"twenty|thirty|forty|fifty|sixty|ninety|a hundred|several|a few)[ -](?:"
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|"
+    rf"twenty|thirty|forty|fifty|sixty|ninety|a hundred|several|a few)[ -]"
+    # ('fourteen calendar days')
+    rf"(?:(?:calendar|business|working|full|more|consecutive)\s+)?(?:"
     rf"{'|'.join(_TIME_UNITS)})s?\b", re.I)
 _YEARISH = re.compile(r"^(1[5-9]\d\d|20\d\d)s?$")
 _MONTH_RE = "|".join(m.title() for m in MONTHS)
 _DATE = re.compile(
     rf"\b\d{{1,2}}[-\s](?:{_MONTH_RE}|{'|'.join(m[:3].title() for m in MONTHS)})[a-z]*[-\s,]+"
     rf"\d{{4}}\b|\b(?:{_MONTH_RE})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|"
-    rf"\b(?:{_MONTH_RE})\s+\d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:1[5-9]\d\d|20\d\d)\b")
+    rf"\b(?:{_MONTH_RE})\s+\d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:1[5-9]\d\d|20\d\d)\b|"
+    # ... and written in figures alone, US style ('On 9/29/2005, Guido decided ...')
+    rf"\b(?:1[0-2]|0?[1-9])/(?:3[01]|[12]\d|0?[1-9])/(?:1[5-9]|20)\d\d\b")
 _VERSION = re.compile(r"\b(?:[A-Z][a-z]+ )?\d+\.\d+(?:\.\d+)?(?:[abc]\d+|rc\d+)?\b")
 
 # Which spaCy entity labels fit which kind of question.
@@ -326,9 +331,15 @@ def _kind_weights(q: Question) -> dict[str, float]:
     nouns = set(t.nouns)
     if t.kind == "who":
         return {"person": 1.0, "entity": 0.5, "phrase": 0.2, "code": 0.1}
-    if t.kind == "when":
+    if t.kind == "when" or t.head in ("year", "date", "day"):
+        # ('what's the last year it can hold' asks a date as 'when' does)
         return {"date": 1.0, "number": 0.4, "version": 0.3}
     if t.kind == "where":
+        if any(_inflects(w, n) for w in q.content for n in _CODE_PLACES):
+            # 'where does the tracer get relocated to' in a question about a package, 'where
+            # does the launcher read its settings' about a config file: a module or a file
+            # named in code is a place there
+            return {"place": 1.0, "code": 0.8, "entity": 0.6, "quote": 0.5, "phrase": 0.3}
         return {"place": 1.0, "entity": 0.6, "phrase": 0.3}
     if t.kind == "number":
         return {"number": 1.0, "date": 0.2}
@@ -350,6 +361,9 @@ def _kind_weights(q: Question) -> dict[str, float]:
             "place": 0.6, "number": 0.5, "date": 0.5, "version": 0.5, "word": 0.4}
 
 
+# Things software lives in: a question about one asks 'where' of a module, a path, a file
+_CODE_PLACES = frozenset({"module", "package", "file", "directory", "folder", "path", "library",
+                          "namespace", "repository"})
 # Python's three constants are named in nearly every PEP; they answer a question about a value
 # ('What does it return?'), seldom one about anything else ('Which use of generators ...').
 _CONSTANTS = frozenset({"None", "True", "False"})
@@ -657,7 +671,10 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             text = _MARKUP.sub("", text).strip(" ,;:.`")
             if kind != "code":
                 text = _EMPHASIS.sub(r"\1", text)  # '*executable* permission'
-            if _URL.search(text) and not (kind == "code" and _PATH.match(text)):
+            if kind == "quote":
+                text = text.replace("`", "")  # 'missing ``zlib``': a message, quoted
+            if _URL.search(text) and not (kind == "code" and _PATH.match(text)) \
+                    and not (kind == "date" and _DATE.fullmatch(text)):  # '9/29/2005'
                 continue  # an address is where something is, not what it is
             if persons is not None and kind in _PERSON_LIKE and \
                     weights.get("person", 0.0) > weights.get(kind, 0.0) and \
@@ -709,6 +726,10 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
             shared = set(ws) & split - STOPWORDS
             if headed:
                 shared = {x for x in shared if not any(_inflects(x, n) for n in q.target.nouns)}
+            if kind == "code" and shared and _qualifies_head(q, text):
+                # 'dict.get()' for 'which dict method': the word the question puts before the
+                # noun asked is the namespace the name is written in; its news is the rest
+                shared = set()
             if counted and kind == "number" and len(ws) > 1 and _inflects(ws[-1], counted):
                 shared.discard(ws[-1])  # the unit counted ('8 bytes'), not a word repeated
             # ... but not a version that names what it versions ('Python 3.16' for 'By which
@@ -724,7 +745,8 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 near = 0.3
             placed = False
             if (kind in _NAMING_KINDS and _names_the_noun(q, s.text[at + len(text):])
-                    and not is_demonym(text)) or _named_after(q, s.text[:at], kind):
+                    and not is_demonym(text)) or _named_after(
+                        q, s.text[:at], kind, text, s.text[at + len(text):]):
                 # said as the thing asked, by name: right before the noun asked ('Which
                 # cookbook recipe ...' and 'the ``execmodule`` cookbook recipe'), or after
                 # it and 'like' ('an extensible allocator like mimalloc'), or after
@@ -751,6 +773,20 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 out[key] = Candidate(text.strip("`'\""), kind, s.index, round(prior, 4), label,
                                      round(cover, 3), placed)
     return sorted(_named_as_asked(q, out.values()), key=lambda c: (-c.prior, len(c.text)))
+
+
+def _qualifies_head(q: Question, text: str) -> bool:
+    """Whether a dotted code name's namespace is the word the question puts right before
+    the noun it asks for, and its name is news: 'dict.get()' for 'which dict method',
+    'os.fsencode' for 'which os function' (not 'distutils.version' for 'what should I use
+    instead of distutils.spawn': there the question does not ask for a distutils thing)."""
+    qualifier, dot, name = text.rstrip("()").rpartition(".")
+    head = q.target.head
+    if not dot or not head or not set(words(name)) - set(q.words):
+        return False
+    last = words(qualifier)[-1:]
+    return bool(last) and any(_inflects(q.words[i], head) and q.words[i - 1] == last[0]
+                              for i in range(1, len(q.words)))
 
 
 # Kinds the tagger gives a person's name it does not know ('Christian Heimes': an ORG)
@@ -797,11 +833,17 @@ _NAME_NOUNS = frozenset({"name", "names", "term", "word", "alias", "nickname", "
 _CALLED = re.compile(r"\b(?:called|named|dubbed|renamed(?:\s+to)?|(?:known|referred\s+to)\s+as|"
                      r"(?:under|by|with)\s+the\s+name)"
                      r"(?:\s+(?:the|a|an))?[\s`'\"*“‘]*$", re.I)
+# a label in capitals and a number ('PEP 293', 'RFC 2119'), or '#123': a reference to a
+# document, as ``_LABEL_BEFORE`` reads one, not a name of the thing asked
+_CITED = re.compile(r"(?:[A-Z]{2,}[ -]?|#)\d+")
+_QUOTED_AFTER = re.compile(r"([\w-]+)\s*:?\s*[\"“'‘]$")
+_IN_PARENS = re.compile(r"([\w-]+)\s*\([\s`'\"*“‘]*$")
 _EXAMPLE_OF = re.compile(r"([\w-]+)\s+(?:like|such\s+as|namely|e\.g\.,?|including)[\s`'\"*“‘]*$",
                          re.I)
 
 
-def _named_after(q: Question, before: str, kind: str) -> bool:
+def _named_after(q: Question, before: str, kind: str, text: str = "", after: str = ""
+                 ) -> bool:
     """Whether the text right before a span says the span is the thing asked, by name: the
     noun asked then 'like' or 'such as' ('an extensible allocator like mimalloc' for
     'which extensible allocator'), or, when a name is asked ('what shorter name', 'what
@@ -815,6 +857,15 @@ def _named_after(q: Question, before: str, kind: str) -> bool:
         return t.head in _NAME_NOUNS or t.head in CODE_NOUNS or \
             bool({"called", "named"} & set(q.words))
     m = _EXAMPLE_OF.search(before[-60:])
+    # the noun asked, then the name alone in brackets ('utilities (``ctlint``)') or quoted ('a
+    # message "missing zlib"'); not when a name is asked: every candidate of 'which name' is
+    # introduced so ('The name "time.try_monotonic()" was also proposed')
+    apposed = t.head not in _NAME_NOUNS and kind in _NAMING_KINDS
+    if m is None and apposed and re.match(r"[`'\"*”’]*\)", after) and \
+            not _CITED.fullmatch(text):
+        m = _IN_PARENS.search(before[-60:])
+    if m is None and apposed and kind == "quote":
+        m = _QUOTED_AFTER.search(before[-60:])
     return bool(m) and _inflects(m.group(1).lower(), t.head)
 
 

@@ -311,12 +311,28 @@ def _qualified_apart(key_words: list[str], nouns: set[str], asked: set[str], val
     return bool(theirs and ours and not ours & _stems(words(value)))
 
 
+# Nouns a version number answers ('which Python 2 release' -> 'Python-Version: 2.7')
+_VERSION_NOUNS = frozenset({"version", "versions", "release", "releases"})
 # Words a question calls a header line by ('What is its Type header?')
 _LINE_NOUNS = ("header", "headers", "field", "fields", "line", "entry", "metadata")
 # Words that qualify a noun without making it another thing ('the current status'): plain
 # adjectives of time and standing
 _PLAIN_QUALIFIERS = ("current", "final", "official", "exact", "original", "latest",
                      "present", "actual", "overall")
+
+
+# 'which 2.x release', 'Which Python 2 release': the series the version asked is in
+_SERIES = re.compile(r"(?i)\b(?:python\s*)?(\d+)(?:\.x)?\s+(?:release|version)s?\b")
+_VERSION_VALUE = re.compile(r"^(\d+)\.\d+")
+
+
+def _other_series(question: str, value: str) -> bool:
+    """Whether the question asks a version of one series and ``value`` is a version of
+    another ('Python-Version: 3.0' for 'which 2.x release would warn first'): the line is the
+    document's own target, not the release the question asks about."""
+    asked = _SERIES.search(question)
+    got = _VERSION_VALUE.match(value.strip())
+    return bool(asked and got) and asked.group(1) != got.group(1)
 
 
 def _doc_number(label: tuple[str, str] | None) -> str:
@@ -419,8 +435,16 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     # 'Which core developer sponsored ...' asks a person as 'who' does
     person = target.kind == "what" and target.head in PERSON_NOUNS
 
+    # 'which Python 2 builtin' asks a builtin: the name before it only says which one, and
+    # 'Python-Version:' does not answer it (a release does: 'Which Python 2 release'; and
+    # 'its Type header' names the line)
+    head = _stems([target.head]) if target.head and target.head not in _VERSION_NOUNS \
+        and target.head not in _LINE_NOUNS else set()
+    named = _stems(w.lower() for w in re.findall(r"\b[A-Z]\w*", question)) if head else set()
+
     def key_score(key: set[str]) -> int:
-        if key & nouns:
+        if key & nouns and not (head and head <= nouns and not key & head
+                                and key & nouns <= named):
             return 3
         if target.kind == "who" or person:
             if (key & asked & roles and not ((part or acting) and key & authors)) or \
@@ -485,6 +509,8 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 # side of the verb); so do 'Requires: 495' for '... list as a prerequisite'
                 # and 'Superseded-By: 566' for 'Which PEP took its place?' in other words
                 score = 4
+            if score == 3 and _other_series(question, value):
+                score = 1 if key & asked else 0
             if score == 2 and not _typed_value(target.kind, value):
                 score = 1  # 'Python-Version: 3.10' does not say when
             if score and vals:
