@@ -428,6 +428,9 @@ def test_a_name_that_only_says_which_thing_is_asked_does_not_make_its_key_the_an
                        STOPWORDS)[0] < 2
     assert keyed_lines(idx, "Which Python 3 release got the simple input built-in?",
                        STOPWORDS)[0] == 3
+    # ('3.0 release' names a release of the line's own series, not a series '0')
+    assert keyed_lines(idx, "Which Python 3.0 release had the simple input built-in?",
+                       STOPWORDS)[0] == 3
 
 
 _FILLER = " ".join(f"Filler sentence number {i} talks about weather." for i in range(12))

@@ -322,7 +322,7 @@ _PLAIN_QUALIFIERS = ("current", "final", "official", "exact", "original", "lates
 
 
 # 'which 2.x release', 'Which Python 2 release': the series the version asked is in
-_SERIES = re.compile(r"(?i)\b(?:python\s*)?(\d+)(?:\.x)?\s+(?:release|version)s?\b")
+_SERIES = re.compile(r"(?i)(?<![\d.])(\d+)(?:\.x)?\s+(?:release|version)s?\b")
 _VERSION_VALUE = re.compile(r"^(\d+)\.\d+")
 
 
