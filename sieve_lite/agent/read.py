@@ -279,10 +279,6 @@ def _is_term(line: str) -> bool:
         and not _LIST_LINE.match(t) and not _CODE_LINE.match(line) and t[:1] not in "+=-~^#*"
 
 
-def _stems(text: str) -> set[str]:
-    return {w[:5] for w in words(text)}
-
-
 def rank_sentences(q: Question, sentences: Sequence[str], idf: Callable[[str], float],
                    embed: Callable[[list[str]], Any] | None = None) -> list[Sentence]:
     """The read's sentences scored for the question, best first: BM25 of the question's
@@ -463,8 +459,10 @@ def _entity_kind(label: str) -> str:
             "MONEY": "number"}.get(label, "entity")
 
 
-# An acronym or '#' right before a number: the number is part of a name ('PEP 13')
-_LABEL_BEFORE = re.compile(r"(?:\b[A-Z]{2,}[ -]?|#)$")
+# A label that numbers a document ('PEP ', 'RFC-', '#'); right before a number it makes the
+# number part of a name ('PEP 13')
+_LABEL = r"(?:\b[A-Z]{2,}[ -]?|#)"
+_LABEL_BEFORE = re.compile(_LABEL + "$")
 
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "cf", "vs", "viz", "al", "et.al"})
 
@@ -833,9 +831,9 @@ _NAME_NOUNS = frozenset({"name", "names", "term", "word", "alias", "nickname", "
 _CALLED = re.compile(r"\b(?:called|named|dubbed|renamed(?:\s+to)?|(?:known|referred\s+to)\s+as|"
                      r"(?:under|by|with)\s+the\s+name)"
                      r"(?:\s+(?:the|a|an))?[\s`'\"*“‘]*$", re.I)
-# a label in capitals and a number ('PEP 293', 'RFC 2119'), or '#123': a reference to a
-# document, as ``_LABEL_BEFORE`` reads one, not a name of the thing asked
-_CITED = re.compile(r"(?:[A-Z]{2,}[ -]?|#)\d+")
+# a label and a number ('PEP 293', 'RFC 2119', '#123'): a reference to a document, not a
+# name of the thing asked
+_CITED = re.compile(_LABEL + r"\d+")
 _QUOTED_AFTER = re.compile(r"([\w-]+)\s*:?\s*[\"“'‘]$")
 _IN_PARENS = re.compile(r"([\w-]+)\s*\([\s`'\"*“‘]*$")
 _EXAMPLE_OF = re.compile(r"([\w-]+)\s+(?:like|such\s+as|namely|e\.g\.,?|including)[\s`'\"*“‘]*$",
