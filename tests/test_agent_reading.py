@@ -21,7 +21,7 @@ from sieve_lite.agent.bridge import Bridge, entity, relations
 from sieve_lite.agent.choice import Choice, choose, combine, decide
 from sieve_lite.agent.compare import dates_in, is_comparison, shared, subjects
 from sieve_lite.agent.compare import decide as compare
-from sieve_lite.agent.question import analyze
+from sieve_lite.agent.question import Question, analyze
 from sieve_lite.agent.read import (
     Candidate,
     Reading,
@@ -448,7 +448,7 @@ def test_a_name_said_right_before_the_noun_asked_names_a_thing_of_that_kind() ->
     text = ("A script with this behaviour is in the discussion of the recipe [3]_. The "
             "``execmodule`` cookbook recipe itself was the proposed mechanism in an earlier "
             "version of this PEP.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert (top.text, top.placed) == ("execmodule", True)
     # ... but a people's name describes the thing, it does not name it
     q = analyze("Which singer released the song as a lead single?")
@@ -463,7 +463,7 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
                 "allocator?")
     text = ("The object allocator could be reimplemented to be thread-safe, using an "
             "extensible allocator like mimalloc. The global allocators would stay.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert (top.text, top.placed) == ("mimalloc", True)
     # ... a bare word too ('frameworks like gevent': the tagger calls 'gevent' no name)
     q = analyze("The PEP notes a popular framework that depends on greenlet even though "
@@ -476,7 +476,7 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
     q = analyze("What shorter name was floated for the proposed rational number type?")
     text = ("Maybe the type should be called rat instead of rational. Should ``shift`` and "
             "``mask`` operators be allowed for rational numbers?")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert (top.text, top.placed) == ("rat", True)
     # code is known by its name: 'what new function' and 'under the name ``get_loader()``'
     q = analyze("What new function was proposed for the imp module?")
@@ -491,8 +491,7 @@ def test_a_span_said_as_the_thing_asked_by_name_is_placed() -> None:
     text = ("Old comments are a problem. Simple utilities (``ctlint``) could rewrite them, and "
             "the checker would warn about the rest of the code base.")
     got = {c.text: c for c in read_for(q, text, None, lambda _w: 1.0).candidates}
-    assert got["ctlint"].placed and read_for(q, text, None, lambda _w: 1.0).candidates[0] \
-        .text == "ctlint"
+    assert got["ctlint"].placed and _top(q, text).text == "ctlint"
     q = analyze("What is the error handler called that keeps undecodable bytes?")
     text = ('To keep such bytes, a new error handler (PEP 293) "surrogateescape" is added.')
     assert not any(c.placed for c in read_for(q, text, None, lambda _w: 1.0).candidates
@@ -542,7 +541,7 @@ def test_a_dotted_name_in_the_namespace_the_question_names_is_not_its_words_agai
                 "useless was disputed. Which method?")
     text = ("I do not think dict.get() would be useless once we have the new expressions, and "
             "EAFP is not always better than LBYL.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert top.text == "dict.get()", top
     # ... not when the question names the namespace elsewhere: 'instead of
     # distutils.spawn' does not ask for a distutils thing
@@ -550,6 +549,11 @@ def test_a_dotted_name_in_the_namespace_the_question_names_is_not_its_words_agai
     text = "Use shutil.which instead; distutils.version has no replacement."
     prior = {c.text: c.prior for c in read_for(q, text, None, lambda _w: 1.0).candidates}
     assert prior["shutil.which"] > prior["distutils.version"], prior
+
+
+def _top(q: Question, text: str) -> Candidate:
+    """The best candidate of one read of ``text`` (every word weighs the same)."""
+    return read_for(q, text, None, lambda _w: 1.0).candidates[0]
 
 
 def _candidate_texts(question: str, text: str, use_nlp: bool = False) -> set[str]:
@@ -624,12 +628,12 @@ def test_a_context_manager_is_code_and_a_number_in_a_name_is_no_count() -> None:
     q = analyze("What context manager in importlib makes a block of imports happen at once?")
     text = ("It may be necessary to force some imports to be eager. This PEP proposes to add "
             "a new ``importlib.eager_imports()`` context manager for that.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert (top.text, top.placed) == ("importlib.eager_imports()", True)
     assert top.prior > 0.9
     q = analyze("Which release manager signed the tarballs?")
     text = "The tarballs were signed by Thomas Wouters, the release manager."
-    assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Thomas Wouters"
+    assert _top(q, text).text == "Thomas Wouters"
     # 'PEP 13' names a document; its number counts nothing
     q = analyze("How many ballots were cast in the 2022 steering council election?")
     text = ("The 2022 steering council election, as specified in PEP 13, ran for two weeks. "
@@ -642,7 +646,7 @@ def test_what_share_asks_for_a_quantity() -> None:
     q = analyze("What share of the recorded committer votes must be +1 for a proposal to pass?")
     text = ("Each committer can vote once. If at least two thirds of recorded votes are +1, "
             "then the vote succeeds.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert top.text == "at least two thirds" and top.kind == "number"
 
 
@@ -656,11 +660,11 @@ def test_a_name_written_in_capitals_by_convention_is_asked_in_capitals() -> None
     assert got["PYTHONWARNDEFAULTENCODING"] > got["os.fsencode()"]
     q = analyze("Which bytecode instruction calls sys.displayhook?")
     text = "The instruction ``sys.displayhook(POP())`` is called by PRINT_EXPR on the value."
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert top.text == "PRINT_EXPR"
     q = analyze("What macro sets the length cutoff for the short-string hash?")
     text = "The cutoff is set by ``Py_HASH_CUTOFF``; ``_Py_HashBytes()`` reads it at build time."
-    assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Py_HASH_CUTOFF"
+    assert _top(q, text).text == "Py_HASH_CUTOFF"
     # ... and a reST target ('.. _639-spec-field:') is no name at all
     q = analyze("Which licensing standard must the License-Expression field use?")
     text = "See _639-spec-field-license-expression for the License-Expression field: SPDX."
@@ -672,7 +676,7 @@ def test_how_much_memory_asks_for_a_size_with_its_unit() -> None:
     q = analyze("How much extra memory would the new field on code objects cost?")
     text = ("A test suite run created 72,395 code objects, so the new field would cost "
             "579,160 bytes of extra memory.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert top.text == "579,160 bytes"
     # ... and 'how many' for a whole count: a bare decimal is a version
     q = analyze("Roughly how many source distributions were on PyPI at the time?")
@@ -1703,12 +1707,12 @@ def test_a_name_of_the_kind_asked_for_is_preferred() -> None:
     assert q.target.head == "county"
     text = ("The tavern stands in Linville Falls, Avery County, North Carolina. Famous Louise's "
             "Rock House Restaurant sits on the line between Avery County and McDowell County.")
-    assert read_for(q, text, None, lambda _w: 1.0).candidates[0].text == "Avery County"
+    assert _top(q, text).text == "Avery County"
     # such a name fits fully, whatever kind it was found as
     q = analyze("Humboldt Peak, in Colorado, is part of what mountain range?")
     text = ("Humboldt Peak is a high mountain summit in the Sangre de Cristo Range of the "
             "Rocky Mountains of North America.")
-    top = read_for(q, text, None, lambda _w: 1.0).candidates[0]
+    top = _top(q, text)
     assert top.text == "Sangre de Cristo Range" and top.prior > 0.8
     # a name built on the noun asked, with 'of', is such a name too
     q = analyze("Of what church is the Diocese of Fredericton?")
