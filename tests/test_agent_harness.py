@@ -654,6 +654,39 @@ def test_answers_of_the_wrong_type_are_no_answer() -> None:
     assert not type_mismatch("BerliOS", "When the repository was moving off CVS, which "
                                         "hosting service was suggested instead?")
     assert type_mismatch("BerliOS", "In PEP 347, when was the move off CVS finished?")
+    # 'which release' inside a clause about the thing asked does not ask a version
+    assert not type_mismatch("getMandatoryRelease()", "Each feature has getOptionalRelease(); "
+                             "what's the companion method that says in which release the "
+                             "change stops being optional?")
+    assert type_mismatch("getMandatoryRelease()", "Which release made it mandatory?")
+
+
+def test_header_lines_for_whose_where_and_a_named_author() -> None:
+    """'Whose proposal' asks the author; 'directory' names no director; 'where was it
+    discussed' is the 'Discussions-To:' line; an author the question names is not asked."""
+    from sieve_lite.agent.question import STOPWORDS
+    from sieve_lite.agent.spans import keyed_lines
+
+    idx = SpanIndex([Source("PEP: 471\nTitle: os.scandir() function -- a better and faster "
+                            "directory iterator\nAuthor: Ben Hoyt\nDiscussions-To: "
+                            "scandir@python.org\nPython-Version: 3.5\nCreated: 30-May-2014",
+                            ("pep-0471", "infobox"))])
+
+    def top(q: str) -> tuple[int, set[str]]:
+        got = keyed_lines(idx, q, STOPWORDS)
+        return got[0], got[1]
+
+    assert top("os.scandir(), the faster directory iterator — whose proposal was that?") == (
+        2, {"Ben", "Hoyt"})
+    assert top("os.scandir(), the faster directory iterator — who wrote that?")[0] == 2
+    assert top("Where was discussion of the directory iterator supposed to take place?") == (
+        2, {"scandir@python.org"})
+    # a version is no place; nor is an author's line, though the question says 'authors'
+    assert top("Where in Python is the faster directory iterator?")[0] < 2
+    assert top("Where did its authors say the directory iterator belongs?")[0] < 2
+    # the question names the author: 'whose' then asks about another proposal
+    assert top("Ben Hoyt dropped his iterator in favour of a simpler proposal. Whose proposal "
+               "was that?")[0] < 2
 
 
 def test_no_search_when_its_results_could_not_be_read(coll) -> None:

@@ -18,7 +18,7 @@ import pytest
 import sieve_lite
 from sieve_lite.agent.backbones import ScriptedBackbone
 from sieve_lite.agent.bridge import Bridge, entity, relations
-from sieve_lite.agent.choice import Choice, choose, combine, decide
+from sieve_lite.agent.choice import PLACED_BOOST, Choice, choose, combine, decide
 from sieve_lite.agent.compare import dates_in, is_comparison, shared, subjects
 from sieve_lite.agent.compare import decide as compare
 from sieve_lite.agent.question import Question, analyze
@@ -723,6 +723,46 @@ def test_a_leading_when_clause_does_not_ask_when() -> None:
                    ).target.kind == "when"
 
 
+def test_a_why_or_how_inside_a_clause_does_not_ask() -> None:
+    # 'why' and 'how' after a verb open a clause the question is about; the question word
+    # that asks is the other one
+    q = analyze("Explaining why Python 3000 would evolve the existing code rather than be "
+                "rewritten, Guido says he shares his views on rewrites with whom?")
+    assert q.target.kind == "who"
+    q = analyze("In the PEP that collects git tips, which git mechanism remembers how you "
+                "resolved a conflict?")
+    assert (q.target.kind, q.target.head) == ("what", "mechanism")
+    # ... but a 'how' before its verb asks ('how was it supposed to ...'), and 'how many'
+    # asks a number wherever it stands
+    assert analyze("In the design spec, how was a module supposed to announce which markup "
+                   "its docstrings use?").target.kind == "why"
+    assert analyze("The arena where the team played can seat how many people?"
+                   ).target.kind == "number"
+    # a dash sets off the question from what it is about
+    q = analyze("With the old `print >> f, x` redirection, what happens if f is None — where "
+                "does the output end up?")
+    assert q.target.kind == "where"
+    # an 'option' that is a question word names nothing to choose
+    q = analyze("The proposal about how translations are organized — is it Standards Track, "
+                "Informational, or which type?")
+    assert (q.target.kind, q.target.head, q.options) == ("what", "type", ())
+
+
+def test_a_name_is_one_identifier_and_a_quoted_term_is_said_in_code_too() -> None:
+    q = analyze("If a script still does `import whrandom`, which module should it switch to?")
+    top = _top(q, "All random-related methods have been collected in one place, the "
+                  "``random`` module.\nLocating: ``grep whrandom``")
+    assert top.text == "random", top
+    from sieve_lite.agent.read import _kind_fit, _kind_weights
+    w = _kind_weights(q)
+    assert _kind_fit(q, "grep whrandom", "code", w) < _kind_fit(q, "random", "code", w)
+    q = analyze("Before settling on 'disjoint base', what term did the first draft use?")
+    got = read_for(q, "The decorator is spelled ``@disjoint_base``. The first draft used the "
+                      "term \"solid base\".", None, lambda _w: 1.0).candidates
+    assert "disjoint_base" not in [c.text for c in got]
+    assert "solid base" in [c.text for c in got]
+
+
 def test_a_narrowed_read_fits_its_budget() -> None:
     sents = [Sentence("alpha beta gamma.", 0, 3.0), Sentence("delta.", 5, 2.0),
              Sentence("epsilon zeta.", 1, 1.0)]
@@ -780,6 +820,14 @@ def test_the_sentence_that_holds_more_of_the_question_wins_a_tie() -> None:
             Candidate("FATAL", "code", 1, 0.8, None, 0.4)]
     shares = combine(pair, [-0.5, -0.5])
     assert shares[1] > shares[0] and abs(shares[1] / shares[0] - 2 ** 0.5) < 1e-6
+
+
+def test_a_span_the_text_puts_where_the_question_puts_its_answer_weighs_more() -> None:
+    # 'sigint_event' said as 'the event object' against a name the model likes as well
+    pair = [Candidate("PyOS_StdioReadline()", "code", 0, 0.8, None, 0.4),
+            Candidate("sigint_event", "code", 1, 0.8, None, 0.4, placed=True)]
+    shares = combine(pair, [-0.5, -0.5])
+    assert abs(shares[1] / shares[0] - PLACED_BOOST) < 1e-6 and PLACED_BOOST > 1
 
 
 def test_a_sure_model_outweighs_a_loose_prior_but_not_a_sentence_about_something_else() -> None:

@@ -29,7 +29,6 @@ CONNECTORS = {"van", "von", "de", "der", "da", "la", "le", "di", "del", "du", "b
 
 
 ASKS_TITLE = re.compile(r"\b(what|which)( is| was)?( its| the| their)? (full )?title\b")
-ASKS_VERSION = re.compile(r"\b(what|which) (python )?(version|release)\b")
 
 
 def asks_title(question: str) -> bool:
@@ -57,7 +56,8 @@ def type_mismatch(answer: str, question: str, titles: tuple[str, ...] = ()) -> s
         norm = " ".join(words(answer))
         ok = any(norm == " ".join(words(t)) for t in titles)
         return "" if ok else f"the question asks for a title, and {answer!r} is not one"
-    if ASKS_VERSION.search(q) and not any(c.isdigit() for c in answer):
+    # (as the analysis reads it: 'the method that says in which release ...' asks a method)
+    if analyze(question).asks_version and not any(c.isdigit() for c in answer):
         return f"the question asks which version, and {answer!r} has no number"
     toks = answer.replace(",", " ").split()
     if re.match(r"(who|whom)\b", q):

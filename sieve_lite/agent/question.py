@@ -449,15 +449,25 @@ def _asking_clause(text: str) -> str:
     # a question of two questions asks the last ('How does the launcher tell ...? Which
     # environment variable does it check?'); a quoted title's '?' ends nothing ('the "Who?
     # Who?" ministry')
+    # ... and a dash sets off the question from what it is about ('what happens if f is None
+    # — where does the output end up?')
     masked = _QUOTED.sub(lambda m: "x" * len(m.group(0)), text)
-    cuts = [0, *(m.end() for m in re.finditer(r"[;.:?]\s+", masked)), len(text)]
-    for clause in reversed([text[a:b] for a, b in itertools.pairwise(cuts)]):
+    cuts = [0, *(m.end() for m in re.finditer(r"[;.:?]\s+|\s[—–]\s*|—\s|\s--\s", masked)),
+            len(text)]
+    clauses = [text[a:b] for a, b in itertools.pairwise(cuts)]
+    for clause in reversed(clauses):
         first = _words(clause)[:1]
         if first and first[0] in QUESTION_WORDS:
             # 'When a variant was turned down, which function ...': a leading 'when' clause
             # says when, the question word after its comma asks
             later = _AFTER_WHEN.match(clause) or _LAST_AFTER_WHEN.match(clause)
             return clause[later.start(1):] if later else clause
+    # ... else the last that asks after a conjunction or preposition ('The proposal about
+    # translations — is it Standards Track, Informational, or which type?')
+    for clause in reversed(clauses[1:] if len(clauses) > 1 else []):
+        ws = _words(clause)
+        if any(w in _WH and i and ws[i - 1] in _ASKING_AFTER for i, w in enumerate(ws)):
+            return clause
     return text
 
 
@@ -477,10 +487,26 @@ _WH = frozenset({"who", "whom", "whose", "which", "what", "when", "where", "how"
 
 def _relative(q: list[str], i: int) -> bool:
     """Whether ``q[i]`` is a relative pronoun, not the question word: it follows a word that
-    is no preposition or conjunction, and another question word comes later."""
+    is no preposition or conjunction, and another question word that asks comes later."""
     return (q[i] in ("who", "whom", "whose", "which", "when", "where") and i > 0
             and q[i - 1] not in _ASKING_AFTER and q[i - 1] not in _WH
-            and any(w in _WH for w in q[i + 1:]))
+            and any(w in _WH and not _embedded(q, j) for j, w in enumerate(q[i + 1:], i + 1)))
+
+
+def _embedded(q: list[str], i: int) -> bool:
+    """Whether ``q[i]`` is a 'why' or 'how' that opens a clause the question is about, not the
+    asking word: it follows a word that is no preposition or conjunction ('Explaining why
+    Python 3000 would evolve ..., he shares his views with whom?', 'which git mechanism
+    remembers how you resolved a conflict?')."""
+    return q[i] in ("why", "how") and i > 0 and q[i - 1] not in _ASKING_AFTER \
+        and q[i - 1] not in _WH and q[i + 1:i + 2] != [] and q[i + 1] not in _HOW_MUCH \
+        and q[i + 1] not in _INVERTED  # 'In the spec, how was a module ...' asks how
+
+
+# Auxiliaries a direct question puts before its subject ('how was it', 'why does it'); an
+# embedded clause keeps its subject first ('how you resolved', 'why Python would').
+_INVERTED = frozenset("""is was are were do does did can could would should will shall
+has have had may might must""".split())
 
 
 # Words that end the noun phrase a question word opens: 'What screenwriter with credits ...',
@@ -616,7 +642,9 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
         return Target("choice", frozenset())
     kind, nouns, counted, asked_at = "", [], "", 0
     for i, w in enumerate(q):
-        if _relative(q, i):
+        if _relative(q, i) or _embedded(q, i) and any(
+                x in _WH and not _embedded(q, j) and not _relative(q, j)
+                for j, x in enumerate(q) if j != i):
             continue
         if w in ("who", "whom", "whose"):
             kind = "who"
@@ -822,7 +850,16 @@ _OTHER_THING = re.compile(r"\bor\s+(?:as\s+|is\s+it\s+|was\s+it\s+)?(?:some|any|
 
 
 def _options(text: str) -> tuple[str, ...]:
-    """The two things a question asks to choose between ('A or B'), when it names them."""
+    """The two things a question asks to choose between ('A or B'), when it names them; not
+    when one is a question word ('is it Standards Track, Informational, or which type?' asks
+    which type)."""
+    got = _named_options(text)
+    if any(_words(o)[:1] and _words(o)[0] in _WH for o in got):
+        return ()
+    return got
+
+
+def _named_options(text: str) -> tuple[str, ...]:
     t = text.strip()
     if _OTHER_THING.search(t):
         return ()

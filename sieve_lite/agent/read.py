@@ -433,6 +433,10 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
         return 0.4 * w
     if _asks_caps_name(q) and not (kind == "code" and _CAPS_NAME.match(text)):
         return 0.4 * w  # ... nor is a phrase ('command-line flag') such a name
+    if kind == "code" and q.target.head in _IDENTIFIER_NOUNS and len(text.split()) > 1:
+        # a module, a function or a class is named by one identifier: 'grep whrandom' is a
+        # command that uses one (1 of the 100 dev answers to such a question has a space)
+        return 0.4 * w
     if kind == "number" and _BARE_DECIMAL.match(text) and _HOW_MANY.search(q.text):
         return min(w, 0.3)  # a count is whole: a bare '1.0' is a version, not how many
     if kind in ("number", "version", "date") and _HOW_MUCH_SPACE.search(q.text):
@@ -451,6 +455,11 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
         # or three years' is a DATE to spaCy)
         return max(w, weights.get("number", 0.0))
     return w
+
+
+_IDENTIFIER_NOUNS = frozenset({"module", "package", "function", "method", "class",
+                               "attribute", "exception", "variable", "opcode", "decorator",
+                               "macro", "constant", "builtin", "identifier"})
 
 
 def _entity_kind(label: str) -> str:
@@ -619,6 +628,12 @@ def _said(q: Question) -> set[str]:
             if _HYPHENED.search(tok):
                 out.add(_code_name(tok))  # 'License-Expression', written whole
             out |= {w for w in words(tok) if w not in STOPWORDS}
+    # a term the question quotes is said in any of its code spellings: 'disjoint_base' for
+    # "Before settling on 'disjoint base', what term ..." repeats it
+    for quoted in q.quotes:
+        ws = words(quoted)
+        if 1 < len(ws) <= 4:
+            out |= {_code_name(sep.join(ws)) for sep in ("_", "-", "")}
     return out
 
 

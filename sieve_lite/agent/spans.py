@@ -228,7 +228,7 @@ _WRITING = ("wrote", "write", "writes", "written", "writer", "author", "authored
 # schedule PEP'; 'When did the beta phase start' is not)
 _MADE_IT = re.compile(r"\b(?:put|puts|putting)\s+(?:together|forward)\b|\bpush(?:ed|es)?\s+for\b|"
                       r"\b(?:draw|draws|drew|drawn)\s+up\b|"
-                      r"\bchampion(?:ed|s)?\b|\bwhose\s+idea\b|"
+                      r"\bchampion(?:ed|s)?\b|\bwhose\s+(?:idea|proposal|pep|rfc|brainchild)\b|"
                       r"\bfile\s+(?:his|her|their|its|the|a|an|this|that)\b|"
                       r"\b(?:start(?:ed|s)?|began|begun|kick(?:ed|s)?\s+off)\s+(?:the|this|that|"
                       r"his|her|their|its|a|an)\s+(?:[\w.-]+\s+){0,6}?(?:pep|rfc|proposal|"
@@ -348,9 +348,19 @@ _DATE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{1,2}[-/ .]\d{1,2}[-/ .]\d{2,4}
                    rf"\b({'|'.join(_MONTHS)})[a-z]*\b", re.I)
 
 
+def _says_role(word: str) -> bool:
+    """Whether a word of the question names a role or its act ('sponsor', 'sponsored',
+    'delegates', 'maintained', 'edited'), by its whole stem: 'directory' is no 'director'."""
+    bases = {word} | {word[:-len(x)] for x in ("s", "es", "d", "ed", "ing")
+                      if word.endswith(x) and len(word) > len(x) + 2}
+    return any(b + end in _ROLES for b in bases for end in ("", "r", "er", "or"))
+
+
 def _typed_value(kind: str, value: str) -> bool:
     """Whether a value can answer a question of ``kind``: a date for 'when', a capitalised
-    name for 'who'."""
+    name for 'who', no bare number for 'where'."""
+    if kind == "where":
+        return not re.fullmatch(r"[\d.,\s]+", value)
     if kind == "when":
         return bool(_DATE.search(value))
     if kind == "who":
@@ -392,13 +402,17 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     target = q.target
     stop = set(stopwords)
     said = [w for w in words(question) if w not in stop]
+    said_all = set(words(question))
     asked = _stems(said)
     nouns = _stems(target.nouns)
     roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
     writing = _stems(_WRITING)
     # 'Who is the release manager ...' (not 'Who designed ...': a writing verb, though its
     # stem is the designer's)
-    other_role = bool(asked & (roles - authors - writing))
+    # (a role said as a word: 'directory' and 'contains' share their first five letters with
+    # 'director' and 'contact', and say no role)
+    said_roles = _stems(w for w in said if _says_role(w))
+    other_role = bool(said_roles & (roles - authors - writing))
     # 'Who wrote / proposed ...': the author; 'Whose essay is cited ...' asks about a person
     # the text names, not the document's author
     # ... about the document: not a part of it or something else written
@@ -450,6 +464,11 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
             if (key & asked & roles and not ((part or acting) and key & authors)) or \
                     (key & authors and not other_role and writes and not acting):
                 return 2  # the role it names, else the author
+        elif target.kind == "where":
+            # 'Where was discussion of it supposed to take place?': the key that says the
+            # question's word is the place ('Discussions-To:')
+            if key & asked and not key & (roles | authors):
+                return 2
         elif target.kind == "when":
             # a moment the question names ('created'), else a plain 'Date:'; 'When was it
             # written / proposed' asks when the document was made: 'Created:', 'Start Date:'
@@ -513,6 +532,10 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
                 score = 1 if key & asked else 0
             if score == 2 and not _typed_value(target.kind, value):
                 score = 1  # 'Python-Version: 3.10' does not say when
+            if score == 2 and vals and all(w in said_all for w in words(value)):
+                # the question says who it is ('Alyssa Coghlan withdrew her idea ... in favour
+                # of a simpler proposal. Whose proposal was that?'): it asks another
+                score = 1 if key & asked else 0
             if score and vals:
                 if score > best:
                     best, values = score, set()
