@@ -319,6 +319,24 @@ def test_a_whole_title_is_found_when_the_ranker_rates_others(dbs: dict) -> None:
         assert found_phrases(c, "Who wrote the 2.2 release schedule?", good=["pep-0238"]) == []
 
 
+def test_the_version_asked_is_no_title_phrase() -> None:
+    """'which Python release' says what the answer is, not which document: 'Coordinated Python
+    release' holds the phrase and is another proposal (shipped PEP collection)."""
+    from sieve_lite.agent.plan import found_phrases
+
+    shipped = Path(__file__).resolve().parents[1] / "collections" / "peps.db"
+    question = ("Showing DeprecationWarning by default for code that runs in __main__: which "
+                "Python release was that change targeted for?")
+    with sieve_lite.open(shipped) as c:
+        assert found_phrases(c, question) == []
+        p = plan(c, question)
+        assert p is not None and "deprecationwarning" in p.query
+        # ... a phrase that is not only the version asked is still found
+        assert [x.bql for x in found_phrases(c, "Who wrote the coordinated Python release "
+                                                "proposal?")] == [
+            '"coordinated python release"[title]']
+
+
 def test_a_short_quoted_value_with_a_number_is_no_title(dbs: dict) -> None:
     """'a version written like 'v1.0'' quotes an example: a title or heading that happens to
     hold it ('... to Python 2.7') names another thing, so the quote is a phrase anywhere; a

@@ -721,6 +721,13 @@ def test_a_leading_when_clause_does_not_ask_when() -> None:
     assert (q.target.kind, q.target.head) == ("what", "release")
     assert analyze("When did the vote end, after it was extended, and who ran it?"
                    ).target.kind == "when"
+    # ... nor one whose question word comes later in the main clause
+    q = analyze("When the slot initially returned a Py_ssize_t, len() of a huge string on a "
+                "32-bit machine got clipped at what number?")
+    assert q.target.kind == "number"
+    q = analyze("When external hosting was removed, users hit errors and then needed which "
+                "second pip flag?")
+    assert (q.target.kind, q.target.head) == ("what", "flag")
 
 
 def test_a_why_or_how_inside_a_clause_does_not_ask() -> None:
@@ -760,6 +767,15 @@ def test_a_name_is_one_identifier_and_a_quoted_term_is_said_in_code_too() -> Non
     got = read_for(q, "The decorator is spelled ``@disjoint_base``. The first draft used the "
                       "term \"solid base\".", None, lambda _w: 1.0).candidates
     assert "disjoint_base" not in [c.text for c in got]
+    # ... and the question's code name in a namespace repeats it
+    q = analyze("dataclass_transform has no cmp option. Which third-party library supports "
+                "that parameter?")
+    assert _top(q, "The ``typing.dataclass_transform`` decorator has no cmp parameter. The "
+                   "attrs library supports cmp.").text == "attrs"
+    q = analyze("Instead of a __version__ attribute, which API is the better way to look up "
+                "a version?")
+    assert _top(q, "Use ``importlib.metadata.version()`` instead.").text == \
+        "importlib.metadata.version()"
     assert "solid base" in [c.text for c in got]
 
 

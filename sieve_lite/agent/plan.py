@@ -239,6 +239,8 @@ def found_phrases(coll: Any, question: str | Question, inside: set[str] = frozen
             text = " ".join(run)
             if any(f" {text} " in c for c in covered):
                 continue
+            if q.asks_version and set(run) <= q.target.nouns:
+                continue  # 'which Python release': the answer's kind, not the document's
             for f in [x for x in fields if x == "title"] if whole else fields:
                 bql = f'"{text}"[{f}]'
                 # a title names what a document is about; a heading or a header value that

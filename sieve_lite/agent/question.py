@@ -460,7 +460,8 @@ def _asking_clause(text: str) -> str:
         if first and first[0] in QUESTION_WORDS:
             # 'When a variant was turned down, which function ...': a leading 'when' clause
             # says when, the question word after its comma asks
-            later = _AFTER_WHEN.match(clause) or _LAST_AFTER_WHEN.match(clause)
+            later = _AFTER_WHEN.match(clause) or _LAST_AFTER_WHEN.match(clause) or \
+                _MAIN_AFTER_WHEN.match(clause)
             return clause[later.start(1):] if later else clause
     # ... else the last that asks after a conjunction or preposition ('The proposal about
     # translations — is it Standards Track, Informational, or which type?')
@@ -476,6 +477,12 @@ _AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?,]*,\s*((?:which|what|who|whom|whose|
 # the whole point, years earlier, of which builtin?')
 _LAST_AFTER_WHEN = re.compile(r"(?i)\s*when\b[^?]*,\s*((?:(?:in|of|by|for|from|with|at|on|to)"
                               r"\s+)?(?:which|what|who|whom|whose)\b[^,;?]*\??\s*)$")
+# ... or in the main clause after it, the 'when' opening a clause of its own, not asking
+# ('When the slot initially returned a Py_ssize_t, len() of a huge string got clipped at what
+# number?'; not 'When did the vote end, and who ran it?', which asks when)
+_MAIN_AFTER_WHEN = re.compile(r"(?i)\s*when\s+(?!(?:is|was|are|were|do|does|did|can|could|would|"
+                              r"should|will|has|have|had|may|might|must)\b)[^?,]*,\s*"
+                              r"([^,?]*\b(?:which|what|who|whom|whose|where)\b[^?]*\??\s*)$")
 
 
 # Words after which a question word still asks ('in which language', 'and who'); after

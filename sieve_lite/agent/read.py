@@ -657,6 +657,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         return []
     weights = _kind_weights(q)
     asked = _said(q)
+    coded = {_code_name(t.strip("?!,;:\"'()[]`")) for t in q.text.split() if _CODE_TOKEN.search(t)}
     split = set(q.words)
     counted = q.target.counted  # 'how many bytes': '8 bytes' says the count with its unit
     qstems = q.stems
@@ -726,6 +727,11 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
                 or (_HYPHENED.search(text) and s.text[max(0, at - 1):at] == "`"))
             if _code_name(text) in asked if joined else all(
                     w in common or any(_inflects(w, a) for a in asked) for w in ws):
+                continue
+            if kind == "code" and "." in text.strip(".") and \
+                    _code_name(text.strip(".").rsplit(".", 1)[-1]) in coded:
+                # the question's own code name in a namespace ('typing.dataclass_transform'
+                # for 'dataclass_transform has no cmp option; which library ...') repeats it
                 continue
             # sharing a word with the question, as BQL splits it ('raw' of 'raw_input'),
             # makes a candidate less likely the answer; but not the noun asked for: 'What
