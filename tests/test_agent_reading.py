@@ -763,6 +763,11 @@ def test_a_name_is_one_identifier_and_a_quoted_term_is_said_in_code_too() -> Non
     from sieve_lite.agent.read import _kind_fit, _kind_weights
     w = _kind_weights(q)
     assert _kind_fit(q, "grep whrandom", "code", w) < _kind_fit(q, "random", "code", w)
+    # 'what exception name' asks an exception's name, as 'what exception' does
+    q = analyze("What dedicated exception name was floated as an alternative to RuntimeError?")
+    w = _kind_weights(q)
+    assert _kind_fit(q, "g.throw(StopIteration)", "code", w) < \
+        _kind_fit(q, "UnexpectedStopIteration", "code", w)
     q = analyze("Before settling on 'disjoint base', what term did the first draft use?")
     got = read_for(q, "The decorator is spelled ``@disjoint_base``. The first draft used the "
                       "term \"solid base\".", None, lambda _w: 1.0).candidates

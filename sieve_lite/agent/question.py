@@ -708,7 +708,9 @@ def _target(text: str, options: tuple[str, ...]) -> Target:
                 run = [w for w in run if not w.isdigit()]
             # the head of 'which new type slot' is 'slot'; 'which python version' keeps
             # both ('Python-Version:'), a run of two names one thing
-            nouns = run[-2:] if len(run) <= 2 else run[-1:]
+            # ('what dedicated exception name' asks an exception's name)
+            nouns = run[-2:] if len(run) <= 2 or run[-1] in ("name", "names") and run[-2] in (
+                "exception", "error", "warning") else run[-1:]
             # 'What kind of PEP is ...' asks its type, as 'What type of PEP' does
             nouns = ["type" if n in ("kind", "sort", "kinds", "sorts") else n for n in nouns]
             if nouns and nouns[0] in ("date", "year", "month", "day", "decade", "century"):

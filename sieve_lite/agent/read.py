@@ -428,7 +428,9 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     if text in _CONSTANTS and q.target.head not in _VALUE_NOUNS \
             and not _ASKS_RETURN.search(q.text):
         return min(w, 0.1)
-    if q.target.head in ("exception", "exceptions", "error", "warning") and kind == "code" \
+    excepted = {"exception", "exceptions", "error", "warning"}
+    if (q.target.head in excepted or q.target.head in ("name", "names")
+            and q.target.nouns & excepted) and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
     if _asks_caps_name(q) and not (kind == "code" and _CAPS_NAME.match(text)):
