@@ -94,8 +94,8 @@ FRESH2 = ROOT / "bench" / "data" / "pep-fresh2.jsonl"   # 29 more, written at th
 # the natural PEP sets written apart from the reader's tuning, by set name, in run order:
 # fresh3 (stop 54), fresh4 (after stop 54's changes), fresh5 (stop 55), fresh6 and fresh7 (stop 56),
 # fresh8 (stop 57), fresh9 (stop 58), fresh10 and fresh11 (stop 59), fresh12 (stop 60),
-# fresh13 (stop 61) and fresh14 (stop 62) are 48 each (16 header values, 32 prose), the
-# shape of issue 29's check
+# fresh13 (stop 61), fresh14 (stop 62) and fresh15 (stop 63) are 48 each (16 header values,
+# 32 prose), the shape of issue 29's check
 KEPT_APART = {"heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2,
               **{f"fresh{n}": ROOT / "bench" / "data" / f"pep-fresh{n}.jsonl"
                  for n in range(3, 16)}}
