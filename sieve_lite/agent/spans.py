@@ -393,9 +393,11 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     value names other documents by number ('Superseded-By: 435' for 'Which PEP superseded
     ...'); 3, the key is a noun the question asks for ('What
     status' -> 'Status:'); 2, the key is a role for 'who' or a moment for 'when', or shares a
-    word with the question besides; 1, the key only shares a word with the question (on its
-    first five letters); 0, no key does. A value that only repeats its document's number is
-    left out unless the key is the asked noun ('Which PEP' -> 'PEP: 572')."""
+    word with the question besides, or, for 'where', a word the question says that names no
+    person ('Discussions-To:' for 'Where was it discussed?'); 1, the key only shares a word
+    with the question (on its first five letters); 0, no key does. A value that only repeats
+    its document's number is left out unless the key is the asked noun ('Which PEP' -> 'PEP:
+    572')."""
     from ..words import words
 
     q = analyze(question)
