@@ -428,9 +428,8 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     if text in _CONSTANTS and q.target.head not in _VALUE_NOUNS \
             and not _ASKS_RETURN.search(q.text):
         return min(w, 0.1)
-    excepted = {"exception", "exceptions", "error", "warning"}
-    if (q.target.head in excepted or q.target.head in ("name", "names")
-            and q.target.nouns & excepted) and kind == "code" \
+    if (q.target.head in _EXCEPTION_NOUNS or q.target.head in ("name", "names")
+            and q.target.nouns & _EXCEPTION_NOUNS) and kind == "code" \
             and not _EXCEPTION_NAME.match(text):
         return 0.4 * w
     if _asks_caps_name(q) and not (kind == "code" and _CAPS_NAME.match(text)):
@@ -459,6 +458,7 @@ def _kind_fit(q: Question, text: str, kind: str, weights: dict[str, float]) -> f
     return w
 
 
+_EXCEPTION_NOUNS = frozenset({"exception", "exceptions", "error", "warning"})
 _IDENTIFIER_NOUNS = frozenset({"module", "package", "function", "method", "class",
                                "attribute", "exception", "variable", "opcode", "decorator",
                                "macro", "constant", "builtin", "identifier"})
@@ -618,12 +618,23 @@ def _code_name(token: str) -> str:
     return token.casefold().removesuffix("()")
 
 
+def _tokens(q: Question) -> list[str]:
+    """The question's whitespace-separated tokens, punctuation and a possessive left off."""
+    return [tok.strip("?!,;:\"'()[]`").removesuffix("'s").removesuffix("’s")
+            for tok in q.text.split()]
+
+
+def _coded(q: Question) -> set[str]:
+    """The code names the question writes ('dataclass_transform', 'os.fspath()'), compared
+    as ``_code_name`` compares them."""
+    return {_code_name(tok) for tok in _tokens(q) if _CODE_TOKEN.search(tok)}
+
+
 def _said(q: Question) -> set[str]:
     """The question's words as it writes them: a code name is one word ('raw_input', so
     that 'input' is not a word of the question), stopwords left out."""
     out: set[str] = set()
-    for tok in q.text.split():
-        tok = tok.strip("?!,;:\"'()[]`").removesuffix("'s").removesuffix("’s")
+    for tok in _tokens(q):
         if _CODE_TOKEN.search(tok):
             out.add(_code_name(tok))
         else:
@@ -659,7 +670,7 @@ def score_candidates(q: Question, ranked: list[Sentence], label: tuple[str, str]
         return []
     weights = _kind_weights(q)
     asked = _said(q)
-    coded = {_code_name(t.strip("?!,;:\"'()[]`")) for t in q.text.split() if _CODE_TOKEN.search(t)}
+    coded = _coded(q)
     split = set(q.words)
     counted = q.target.counted  # 'how many bytes': '8 bytes' says the count with its unit
     qstems = q.stems

@@ -404,7 +404,7 @@ def keyed_lines(index: SpanIndex, question: str, stopwords: Iterable[str]
     target = q.target
     stop = set(stopwords)
     said = [w for w in words(question) if w not in stop]
-    said_all = set(words(question))
+    said_all = set(q.words)
     asked = _stems(said)
     nouns = _stems(target.nouns)
     roles, authors, moments = _stems(_ROLES), _stems(_AUTHORS), _stems(_MOMENTS)
